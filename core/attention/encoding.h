@@ -1,0 +1,59 @@
+// The position-encoding interface. An encoding receives a layer's projected queries, keys and
+// values (and the layer input, for encodings with their own projections such as FoX's gate or
+// PaTH's Householder vectors) and computes the causal attention output; its backward returns the
+// input gradients and accumulates its own parameters' gradients. Encodings are chosen by name from
+// the registry (registry.h); the attention layer never knows which one it runs.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/model/parameters.h"
+#include "core/options.h"
+
+namespace pathbench {
+
+struct AttentionDims {
+  int64_t batch = 0;    // B
+  int64_t length = 0;   // T
+  int64_t heads = 0;    // H
+  int64_t head_dim = 0; // D
+  int64_t width = 0;    // C, the model width (layer input features)
+};
+
+template <typename T>
+struct AttentionInputs {
+  AttentionDims dims;
+  const T* x = nullptr;  // [B, T, C] the attention block's normalized input
+  const T* q = nullptr;  // [B, H, T, D]
+  const T* k = nullptr;  // [B, H, T, D]
+  const T* v = nullptr;  // [B, H, T, D]
+};
+
+template <typename T>
+class PositionEncoding {
+ public:
+  virtual ~PositionEncoding() = default;
+
+  // Sets this encoding's parameters (declared in its constructor) to their initial values.
+  virtual void init_parameters(ParameterSet<T>& params, uint64_t seed) { (void)params, (void)seed; }
+
+  // o: [B, H, T, D]. Keeps whatever backward needs (inputs stay valid until backward).
+  virtual void forward(ParameterSet<T>& params, const AttentionInputs<T>& in, T* o) = 0;
+
+  // Given d_o [B, H, T, D]: writes dq, dk, dv [B, H, T, D] (overwritten), adds the gradient with
+  // respect to x into dx [B, T, C], and adds its parameters' gradients into params.
+  virtual void backward(ParameterSet<T>& params, const AttentionInputs<T>& in, const T* o, const T* d_o, T* dq,
+                        T* dk, T* dv, T* dx) = 0;
+};
+
+// What an encoding's constructor receives.
+template <typename T>
+struct EncodingSetup {
+  json options;                 // resolved against the encoding's option specs (defaults filled)
+  AttentionDims dims;           // width, heads and head_dim are set; batch and length are not
+  std::string prefix;           // parameter name prefix, e.g. "layers.0.attn."
+  ParameterSet<T>* params;      // where it declares its parameters
+};
+
+}  // namespace pathbench

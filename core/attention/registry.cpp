@@ -1,0 +1,55 @@
+// The list of registered position encodings, and lookup/construction by name.
+#include "core/attention/registry.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace pathbench {
+
+// One line per encoding; each is defined in its own file.
+EncodingInfo nope_encoding_info();
+EncodingInfo rope_encoding_info();
+
+const std::vector<EncodingInfo>& encoding_registry() {
+  static const std::vector<EncodingInfo> registry = {
+      nope_encoding_info(),
+      rope_encoding_info(),
+  };
+  return registry;
+}
+
+std::vector<std::string> encoding_names() {
+  std::vector<std::string> names;
+  for (const auto& e : encoding_registry()) names.push_back(e.name);
+  return names;
+}
+
+const EncodingInfo& find_encoding(const std::string& name) {
+  for (const auto& e : encoding_registry())
+    if (e.name == name) return e;
+  throw Error(fmt::format("unknown encoding '{}' (known: {})", name, fmt::join(encoding_names(), ", ")));
+}
+
+template <typename T>
+std::unique_ptr<PositionEncoding<T>> make_encoding(const std::string& name, const json& options,
+                                                   const EncodingSetup<T>& setup, const std::string& where) {
+  const EncodingInfo& info = find_encoding(name);
+  std::string problem = info.head_dim_problem(setup.dims.head_dim);
+  if (!problem.empty()) throw Error(fmt::format("{}: head dimension {}: {}", where, setup.dims.head_dim, problem));
+  EncodingSetup<T> resolved = setup;
+  resolved.options = resolve_options(info.options, options, where);
+  if constexpr (std::is_same_v<T, float>)
+    return info.make_float(resolved);
+  else
+    return info.make_double(resolved);
+}
+
+template std::unique_ptr<PositionEncoding<float>> make_encoding<float>(const std::string&, const json&,
+                                                                       const EncodingSetup<float>&,
+                                                                       const std::string&);
+template std::unique_ptr<PositionEncoding<double>> make_encoding<double>(const std::string&, const json&,
+                                                                         const EncodingSetup<double>&,
+                                                                         const std::string&);
+
+}  // namespace pathbench

@@ -1,0 +1,33 @@
+// Device discovery: CUDA availability (when built with CUDA) and a CPU description.
+#include "core/device.h"
+
+#include <fstream>
+#include <thread>
+
+#ifdef PATHBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace pathbench {
+
+bool cuda_device_available() {
+#ifdef PATHBENCH_WITH_CUDA
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+#else
+  return false;
+#endif
+}
+
+std::string cpu_description() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  return model + " (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
+}
+
+}  // namespace pathbench

@@ -1,0 +1,12 @@
+// Which compute devices this build and machine offer.
+#pragma once
+#include <string>
+
+namespace pathbench {
+
+// True when the build has the CUDA backend and at least one GPU is visible.
+bool cuda_device_available();
+// A one-line description of the CPU or GPU, for results and benchmarks.
+std::string cpu_description();
+
+}  // namespace pathbench

@@ -1,0 +1,74 @@
+// Multi-head attention block: projections, head split/merge, the position encoding.
+#include "core/model/attention_layer.h"
+
+#include <cmath>
+
+#include "core/attention/registry.h"
+#include "core/model/head_layout.h"
+#include "core/model/init.h"
+#include "core/ops/linear.h"
+
+namespace pathbench {
+
+template <typename T>
+AttentionLayer<T>::AttentionLayer(ParameterSet<T>& params, const std::string& prefix, const ModelConfig& config)
+    : init_std_(config.init_std), out_init_std_(config.init_std / std::sqrt(2.0 * double(config.n_layers))) {
+  dims_.width = config.d_model;
+  dims_.heads = config.n_heads;
+  dims_.head_dim = config.head_dim();
+  const int64_t hd = dims_.heads * dims_.head_dim, c = dims_.width;
+  wq_ = params.add(prefix + "wq", {hd, c});
+  wk_ = params.add(prefix + "wk", {hd, c});
+  wv_ = params.add(prefix + "wv", {hd, c});
+  wo_ = params.add(prefix + "wo", {c, hd});
+  EncodingSetup<T> setup{config.encoding_options, dims_, prefix, &params};
+  encoding_ = make_encoding<T>(config.encoding, config.encoding_options, setup, "model.encoding_options");
+}
+
+template <typename T>
+void AttentionLayer<T>::init_parameters(ParameterSet<T>& params, uint64_t seed) {
+  for (auto id : {wq_, wk_, wv_}) init_normal(params, id, seed, init_std_);
+  init_normal(params, wo_, seed, out_init_std_);
+  encoding_->init_parameters(params, seed);
+}
+
+template <typename T>
+void AttentionLayer<T>::forward(ParameterSet<T>& params, const T* x, T* y, int64_t batch, int64_t length) {
+  dims_.batch = batch;
+  dims_.length = length;
+  x_ = x;
+  const int64_t n = batch * length, c = dims_.width, h = dims_.heads, d = dims_.head_dim, size = n * h * d;
+  for (auto* buf : {&q_, &k_, &v_, &o_, &flat_}) buf->resize(size);
+  const std::pair<typename ParameterSet<T>::Id, std::vector<T>*> projections[] = {{wq_, &q_}, {wk_, &k_}, {wv_, &v_}};
+  for (const auto& [w, out] : projections) {
+    linear_forward(x, params.value(w), flat_.data(), n, c, h * d);
+    split_heads(flat_.data(), out->data(), batch, length, h, d);
+  }
+  AttentionInputs<T> in{dims_, x, q_.data(), k_.data(), v_.data()};
+  encoding_->forward(params, in, o_.data());
+  merge_heads(o_.data(), flat_.data(), batch, length, h, d);
+  linear_forward(flat_.data(), params.value(wo_), y, n, h * d, c);
+}
+
+template <typename T>
+void AttentionLayer<T>::backward(ParameterSet<T>& params, const T* dy, T* dx) {
+  const int64_t batch = dims_.batch, length = dims_.length, n = batch * length, c = dims_.width, h = dims_.heads,
+                d = dims_.head_dim, size = n * h * d;
+  for (auto* buf : {&dq_, &dk_, &dv_, &do_}) buf->resize(size);
+  // flat_ still holds the merged encoding output from forward.
+  std::vector<T>& d_flat = dq_;  // borrowed as [B, T, H·D] scratch before dq is computed
+  linear_backward(flat_.data(), params.value(wo_), dy, d_flat.data(), params.grad(wo_), n, h * d, c);
+  split_heads(d_flat.data(), do_.data(), batch, length, h, d);
+  AttentionInputs<T> in{dims_, x_, q_.data(), k_.data(), v_.data()};
+  encoding_->backward(params, in, o_.data(), do_.data(), dq_.data(), dk_.data(), dv_.data(), dx);
+  const std::pair<typename ParameterSet<T>::Id, std::vector<T>*> grads[] = {{wq_, &dq_}, {wk_, &dk_}, {wv_, &dv_}};
+  for (const auto& [w, g] : grads) {
+    merge_heads(g->data(), flat_.data(), batch, length, h, d);
+    linear_backward(x_, params.value(w), flat_.data(), dx, params.grad(w), n, c, h * d, true);
+  }
+}
+
+template class AttentionLayer<float>;
+template class AttentionLayer<double>;
+
+}  // namespace pathbench

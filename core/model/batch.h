@@ -1,0 +1,17 @@
+// A batch of token sequences, as the model consumes it: inputs, next-token targets and per-position
+// loss weights (0 where the task does not score), all [B, T] row-major.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace pathbench {
+
+struct TokenBatch {
+  int64_t batch = 0;             // B
+  int64_t length = 0;            // T
+  std::vector<int32_t> tokens;   // [B, T]
+  std::vector<int32_t> targets;  // [B, T]
+  std::vector<float> weights;    // [B, T]
+};
+
+}  // namespace pathbench

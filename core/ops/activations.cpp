@@ -1,0 +1,59 @@
+// SwiGLU and GELU forward and backward.
+#include "core/ops/activations.h"
+
+#include <cmath>
+
+namespace pathbench {
+
+namespace {
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+}  // namespace
+
+template <typename T>
+void swiglu_forward(const T* a, const T* b, T* h, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) h[i] = a[i] * sigmoid(a[i]) * b[i];
+}
+
+template <typename T>
+void swiglu_backward(const T* a, const T* b, const T* dh, T* da, T* db, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    T s = sigmoid(a[i]);
+    da[i] = dh[i] * b[i] * s * (T(1) + a[i] * (T(1) - s));
+    db[i] = dh[i] * a[i] * s;
+  }
+}
+
+template <typename T>
+void gelu_forward(const T* x, T* h, int64_t n) {
+  const T inv_sqrt2 = T(0.70710678118654752440);
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) h[i] = T(0.5) * x[i] * (T(1) + std::erf(x[i] * inv_sqrt2));
+}
+
+template <typename T>
+void gelu_backward(const T* x, const T* dh, T* dx, int64_t n) {
+  const T inv_sqrt2 = T(0.70710678118654752440);
+  const T inv_sqrt2pi = T(0.39894228040143267794);
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    T cdf = T(0.5) * (T(1) + std::erf(x[i] * inv_sqrt2));
+    T pdf = inv_sqrt2pi * std::exp(T(-0.5) * x[i] * x[i]);
+    dx[i] = dh[i] * (cdf + x[i] * pdf);
+  }
+}
+
+template void swiglu_forward<float>(const float*, const float*, float*, int64_t);
+template void swiglu_forward<double>(const double*, const double*, double*, int64_t);
+template void swiglu_backward<float>(const float*, const float*, const float*, float*, float*, int64_t);
+template void swiglu_backward<double>(const double*, const double*, const double*, double*, double*, int64_t);
+template void gelu_forward<float>(const float*, float*, int64_t);
+template void gelu_forward<double>(const double*, double*, int64_t);
+template void gelu_backward<float>(const float*, const float*, float*, int64_t);
+template void gelu_backward<double>(const double*, const double*, double*, int64_t);
+
+}  // namespace pathbench

@@ -1,0 +1,38 @@
+// Declared options: a component (an encoding, a task, the runner) lists the keys it accepts with
+// type, default, range and meaning; `resolve_options` validates a JSON object against that list
+// strictly and fills in defaults. The same list feeds the config reference.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pathbench {
+
+using json = nlohmann::json;
+
+enum class OptionType { Int, Float, Bool, String, Object, IntList, FloatList, StringList };
+
+struct OptionSpec {
+  std::string key;
+  OptionType type;
+  json default_value;               // null: the key is required
+  std::string doc;
+  std::optional<double> min = {};   // inclusive bound for numbers (and list elements)
+  std::optional<double> max = {};   // inclusive bound
+  std::vector<std::string> choices = {};  // allowed strings (String, StringList)
+  bool exclusive_min = false;       // min is exclusive
+  bool exclusive_max = false;       // max is exclusive
+};
+
+const char* option_type_name(OptionType t);
+
+// Validates `given` (an object, or null meaning empty) against `specs`: rejects unknown keys, wrong
+// types and out-of-range values with an Error that names `where`, the key and the value. Returns
+// the object with every key present (defaults filled in).
+json resolve_options(const std::vector<OptionSpec>& specs, const json& given, const std::string& where);
+
+// A markdown table of the specs (key, type, default, range, meaning), for the config reference.
+std::string options_markdown(const std::vector<OptionSpec>& specs);
+
+}  // namespace pathbench

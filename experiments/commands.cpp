@@ -1,0 +1,10 @@
+// The list of subcommands.
+#include "experiments/commands.h"
+
+namespace pathbench {
+
+void add_commands(CLI::App& app) {
+  add_bench_command(app);
+}
+
+}  // namespace pathbench

@@ -1,0 +1,12 @@
+// Registration of every subcommand of the CLI. Each add_*_command lives in its own cmd_*.cpp file
+// and runs its work from the parse callback, so errors reach main's handler.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace pathbench {
+
+void add_commands(CLI::App& app);
+
+void add_bench_command(CLI::App& app);
+
+}  // namespace pathbench

@@ -1,0 +1,26 @@
+// The pathbench command line: one subcommand per job, each defined in its own file.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "experiments/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"pathbench: position encodings for softmax attention, trained and compared"};
+  app.require_subcommand(1);
+  pathbench::add_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const pathbench::Error& e) {
+    std::fprintf(stderr, "pathbench: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pathbench: internal error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}

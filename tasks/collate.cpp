@@ -1,0 +1,24 @@
+// collate: pad and stack examples.
+#include "tasks/collate.h"
+
+#include <algorithm>
+
+namespace pathbench {
+
+TokenBatch collate(const std::vector<Example>& examples) {
+  TokenBatch b;
+  b.batch = int64_t(examples.size());
+  for (const auto& e : examples) b.length = std::max<int64_t>(b.length, int64_t(e.tokens.size()));
+  b.tokens.assign(b.batch * b.length, 0);
+  b.targets.assign(b.batch * b.length, 0);
+  b.weights.assign(b.batch * b.length, 0.0f);
+  for (int64_t i = 0; i < b.batch; ++i) {
+    const Example& e = examples[i];
+    std::copy(e.tokens.begin(), e.tokens.end(), b.tokens.begin() + i * b.length);
+    std::copy(e.targets.begin(), e.targets.end(), b.targets.begin() + i * b.length);
+    for (size_t t = 0; t < e.loss_mask.size(); ++t) b.weights[i * b.length + t] = e.loss_mask[t] ? 1.0f : 0.0f;
+  }
+  return b;
+}
+
+}  // namespace pathbench

@@ -1,0 +1,14 @@
+# Registers the Catch2 test cases with CTest: one CTest test per Catch2 test case where Catch2's
+# CMake module is installed, otherwise the whole binary as one test. GPU tests carry the tag
+# [cuda]; they are registered under the label `cuda` and report "skipped" (exit code 77) when no
+# GPU is present.
+find_file(CATCH2_CMAKE_MODULE Catch.cmake HINTS /usr/lib/cmake/Catch2 ${PATHBENCH_DEPS_DIR}/cmake NO_DEFAULT_PATH)
+if(CATCH2_CMAKE_MODULE)
+  include(${CATCH2_CMAKE_MODULE})
+  catch_discover_tests(pathbench_tests TEST_SPEC "~[cuda]" PROPERTIES LABELS cpu)
+else()
+  add_test(NAME cpu_tests COMMAND pathbench_tests "~[cuda]")
+  set_tests_properties(cpu_tests PROPERTIES LABELS cpu)
+endif()
+add_test(NAME cuda_tests COMMAND pathbench_tests --require-gpu "[cuda]")
+set_tests_properties(cuda_tests PROPERTIES LABELS cuda SKIP_RETURN_CODE 77)
