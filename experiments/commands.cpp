@@ -4,6 +4,8 @@
 namespace pathbench {
 
 void add_commands(CLI::App& app) {
+  add_run_command(app);
+  add_table_command(app);
   add_bench_command(app);
 }
 

@@ -8,5 +8,7 @@ namespace pathbench {
 void add_commands(CLI::App& app);
 
 void add_bench_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_table_command(CLI::App& app);
 
 }  // namespace pathbench

@@ -55,7 +55,13 @@ ModelConfig ModelConfig::from_json(const json& j, const std::string& where) {
   if (c.d_model % c.n_heads != 0)
     throw Error(fmt::format("{}: key 'n_heads' has value {} which does not divide d_model {}", where, c.n_heads,
                             c.d_model));
-  const EncodingInfo& info = find_encoding(c.encoding);
+  const EncodingInfo* found = nullptr;
+  try {
+    found = &find_encoding(c.encoding);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: key 'encoding': {}", where, e.what()));
+  }
+  const EncodingInfo& info = *found;
   c.encoding_options = resolve_options(info.options, r["encoding_options"], where + ".encoding_options");
   std::string problem = info.head_dim_problem(c.head_dim());
   if (!problem.empty())

@@ -1,0 +1,96 @@
+// `pathbench run CONFIG.json`: expand and validate a sweep, then train its runs (this shard's, not
+// yet done) and write one result JSON and curve per run.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/error.h"
+#include "experiments/commands.h"
+#include "experiments/sweep_runner.h"
+
+namespace pathbench {
+
+namespace {
+
+struct RunCommandOptions {
+  std::string config;
+  std::vector<std::string> sets;
+  std::string out;
+  std::string device;
+  std::string shard;
+  int64_t threads = -1;
+  bool dry_run = false;
+};
+
+std::string default_out_dir(const std::string& config) {
+  return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string();
+}
+
+void print_plan(const std::vector<RunState>& states, size_t planned, const SweepOptions& o) {
+  fmt::print("{} runs in the sweep, {} in shard {}; results in {}\n", planned, states.size(), o.shard.text(),
+             o.out_dir);
+  for (const RunState& s : states) {
+    const std::string state = s.previous == "done" ? "done (skip)" : s.previous.empty() ? "to run" : "rerun (" + s.previous + ")";
+    fmt::print("{:>4}  {:<44} {:<14} {} steps  {}\n", s.position, s.run->file_stem(), state,
+               s.run->config.training.steps, s.run->axes.empty() ? "" : s.run->axes.dump());
+  }
+}
+
+void run_command(const RunCommandOptions& o) {
+  std::vector<Override> overrides;
+  for (const auto& text : o.sets) overrides.push_back(parse_override(text));
+  if (!o.device.empty()) overrides.push_back(Override{"device", o.device});
+  if (o.threads >= 0) overrides.push_back(Override{"threads", o.threads});
+
+  SweepOptions options;
+  options.config_file = o.config;
+  options.out_dir = o.out.empty() ? default_out_dir(o.config) : o.out;
+  if (!o.shard.empty())
+    options.shard = parse_shard(o.shard);
+  else if (auto slurm = slurm_array_shard([](const char* name) { return std::getenv(name); }))
+    options.shard = *slurm;
+
+  const std::vector<PlannedRun> runs = plan_runs(load_config_file(o.config), overrides, o.config, options.tasks);
+  if (o.dry_run) {
+    print_plan(shard_states(runs, options), runs.size(), options);
+    fmt::print("every run is valid (dry run: nothing trained)\n");
+    return;
+  }
+  SweepProgress progress(stdout, SweepProgress::detect(stdout));
+  const SweepSummary s = run_sweep(runs, options, progress);
+  progress.message(fmt::format("finished: {} done, {} NaN, {} failed, {} skipped (already done); results in {}",
+                               s.done, s.nan, s.failed, s.skipped, options.out_dir));
+  if (s.failed > 0)
+    throw Error(fmt::format("{} of {} runs failed (their result files give the reason)", s.failed,
+                            s.done + s.nan + s.failed));
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Train every run of a config (a sweep expands its grid and zip blocks); each run writes "
+      "<out>/<id>-<hash>.json and a .curve.jsonl beside it. Runs whose result says done are skipped, so "
+      "an interrupted sweep resumes by running the same command. A run that goes NaN is recorded with "
+      "status nan; a run that fails is recorded with its reason and the command exits with status 1 at the end.");
+  cmd->add_option("config", o->config, "the config JSON file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--set", o->sets,
+                  "override a key: key.path=value (value as JSON, else a string); grid.key=[...] or zip.key=[...] "
+                  "sweeps it; repeatable, later ones win; see docs/config-reference.md")
+      ->allow_extra_args(false);
+  cmd->add_option("--out", o->out, "results folder (default: results/<config name>)");
+  cmd->add_option("--device", o->device, "device of every run, same as --set device=...")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--shard", o->shard,
+                  "run shard i of n (0 <= i < n): the runs at positions i, i+n, ... of the sweep (default: the "
+                  "Slurm array task from SLURM_ARRAY_TASK_ID/COUNT, else everything)");
+  cmd->add_option("--threads", o->threads, "CPU threads of every run, same as --set threads=N (0: OpenMP's default)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--dry-run", o->dry_run, "validate every run and list them with their state; train nothing");
+  cmd->callback([o]() { run_command(*o); });
+}
+
+}  // namespace pathbench

@@ -1,0 +1,63 @@
+// `pathbench table DIR`: a markdown table over the result files in a folder (mean ± std across
+// seeds), or the fewest-layers-reaching-a-threshold table.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "experiments/commands.h"
+#include "experiments/file_output.h"
+#include "experiments/result_file.h"
+#include "experiments/results_table.h"
+#include "experiments/sweep.h"
+
+namespace pathbench {
+
+namespace {
+
+struct TableCommandOptions {
+  std::string dir;
+  TableOptions table;
+  std::vector<std::string> where;
+  std::string out;
+};
+
+void table_command(TableCommandOptions o) {
+  if (!std::filesystem::is_directory(o.dir)) throw Error(fmt::format("'{}' is not a folder", o.dir));
+  for (const auto& text : o.where) {
+    const Override w = parse_override(text);
+    o.table.where.emplace_back(w.key, w.value);
+  }
+  const std::vector<json> results = load_results(o.dir);
+  if (results.empty()) throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", o.dir));
+  const std::string table = results_table(results, o.table);
+  fmt::print("{}", table);
+  if (!o.out.empty()) write_file_atomically(o.out, table);
+}
+
+}  // namespace
+
+void add_table_command(CLI::App& app) {
+  auto o = std::make_shared<TableCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "table",
+      "Print a markdown table over the result files in a folder (recursively): rows and columns are "
+      "config keys (dotted, or encoding, layers, width, heads, task, lr, seed, steps), 'split' (the eval "
+      "splits) or a per-group breakdown such as 'length'; cells are the mean ± std across seeds. With "
+      "--fewest KEY each cell is instead the fewest KEY (e.g. layers) whose mean passes --threshold.");
+  cmd->add_option("dir", o->dir, "folder of result files")->required();
+  cmd->add_option("--rows", o->table.rows, "row dimension")->capture_default_str();
+  cmd->add_option("--cols", o->table.cols, "column dimension")->capture_default_str();
+  cmd->add_option("--metric", o->table.metric, "metric to show (default: the task's primary metric)");
+  cmd->add_option("--split", o->table.split, "use only this eval split");
+  cmd->add_option("--where", o->where, "keep results whose config key has this value: key=value; repeatable")
+      ->allow_extra_args(false);
+  cmd->add_option("--fewest", o->table.fewest, "config key (e.g. layers): show its fewest value passing --threshold");
+  cmd->add_option("--threshold", o->table.threshold,
+                  "with --fewest: the mean must be above this (below, for lower-is-better metrics)")
+      ->capture_default_str();
+  cmd->add_option("--out", o->out, "also write the table to this file");
+  cmd->callback([o]() { table_command(*o); });
+}
+
+}  // namespace pathbench

@@ -1,0 +1,104 @@
+// Result documents: paths, assembly, and reading a results folder back.
+#include "experiments/result_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "build_info.h"
+#include "experiments/file_output.h"
+#include "experiments/run_metadata.h"
+
+namespace pathbench {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A result document's JSON, or null when the file is unreadable or not a result.
+json read_result_document(const fs::path& path) {
+  json doc = json::parse(read_file(path.string()), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("pathbench_result")) return json();
+  doc["path"] = path.string();
+  return doc;
+}
+
+bool is_result_name(const fs::path& path) {
+  const std::string name = path.filename().string();
+  return name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0;
+}
+
+}  // namespace
+
+RunFiles run_files(const std::string& dir, const PlannedRun& run) {
+  const std::string stem = (fs::path(dir) / run.file_stem()).string();
+  return RunFiles{stem + ".json", stem + ".curve.jsonl", stem + ".ckpt.safetensors"};
+}
+
+json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* task, const RunContext& context) {
+  const RunConfig& c = run.config;
+  json failure = nullptr;
+  if (outcome.status != "done") failure = json{{"reason", outcome.failure_reason}, {"step", outcome.failure_step}};
+  json doc{{"pathbench_result", kResultFormat},
+           {"id", run.id},
+           {"hash", run.hash},
+           {"status", outcome.status},
+           {"failure", failure},
+           {"config_file", context.config_file},
+           {"axes", run.axes},
+           {"config", c.semantic_json()},
+           {"seed", c.seed},
+           {"device", c.device},
+           {"device_name", context.device_name},
+           {"threads", context.threads},
+           {"git", context.git},
+           {"build", build_description()},
+           {"start", context.start},
+           {"end", context.end},
+           {"wall_time_s", context.wall_seconds},
+           {"train_time_s", outcome.train_seconds},
+           {"eval_time_s", outcome.eval_seconds},
+           {"steps_done", outcome.steps_done},
+           {"train_tokens", outcome.train_tokens},
+           {"tokens_per_s", outcome.train_seconds > 0 ? json(outcome.train_tokens / outcome.train_seconds) : json(nullptr)},
+           {"parameters", outcome.parameters},
+           {"final_train_loss", std::isfinite(outcome.final_loss) ? json(outcome.final_loss) : json(nullptr)},
+           {"metrics", outcome.metrics},
+           {"curve", fs::path(run_files("", run).curve).filename().string()}};
+  if (task) {
+    doc["eval_splits"] = task->eval_splits();
+    doc["primary_metric"] = task->primary_metric();
+    doc["higher_is_better"] = task->higher_is_better();
+  }
+  return doc;
+}
+
+std::vector<json> load_results(const std::string& dir) {
+  std::vector<fs::path> paths;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file() && is_result_name(it->path())) paths.push_back(it->path());
+  std::sort(paths.begin(), paths.end());
+  std::vector<json> docs;
+  for (const auto& p : paths) {
+    json doc = read_result_document(p);
+    if (!doc.is_null()) docs.push_back(std::move(doc));
+  }
+  return docs;
+}
+
+std::map<std::string, std::string> result_status_by_hash(const std::string& dir) {
+  std::map<std::string, std::string> status;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file() || !is_result_name(it->path())) continue;
+    const json doc = read_result_document(it->path());
+    if (doc.is_null() || !doc["hash"].is_string() || !doc["status"].is_string()) continue;
+    std::string& s = status[doc["hash"].get<std::string>()];
+    if (s != "done") s = doc["status"];
+  }
+  return status;
+}
+
+}  // namespace pathbench

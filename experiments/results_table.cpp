@@ -1,0 +1,343 @@
+// results_table: records from result documents, grouping into cells, aggregation and markdown.
+#include "experiments/results_table.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/attention/registry.h"
+#include "core/error.h"
+#include "experiments/json_path.h"
+
+namespace pathbench {
+
+namespace {
+
+enum class DimKind { Split, Group, Config };
+
+struct Dim {
+  std::string name;
+  DimKind kind;
+  std::string key;  // the config key (Config) or the breakdown key "per_<name>" (Group)
+};
+
+// One metric value of one result: a split, maybe one group of it.
+struct Record {
+  const json* result;
+  std::string split;
+  json group;  // null unless a dimension is a group
+  json value;  // number or null
+};
+
+const std::vector<std::pair<std::string, std::string>>& aliases() {
+  static const std::vector<std::pair<std::string, std::string>> a = {
+      {"encoding", "model.encoding"}, {"layers", "model.n_layers"}, {"width", "model.d_model"},
+      {"heads", "model.n_heads"},     {"task", "task.name"},        {"lr", "optimizer.lr"},
+      {"seed", "seed"},               {"steps", "training.steps"}};
+  return a;
+}
+
+Dim resolve_dim(const std::string& name, const std::vector<const json*>& results, const std::string& flag) {
+  if (name == "split") return Dim{name, DimKind::Split, ""};
+  const std::string key = config_key_of(name);
+  for (const json* r : results)
+    if (find_dotted((*r)["config"], key)) return Dim{name, DimKind::Config, key};
+  const std::string per = "per_" + name;
+  for (const json* r : results)
+    for (const auto& [split, m] : (*r)["metrics"].items())
+      if (m.is_object() && m.contains(per)) return Dim{name, DimKind::Group, per};
+  std::string known;
+  for (const auto& [alias, k] : aliases()) known += (known.empty() ? "" : ", ") + alias;
+  throw Error(fmt::format("{} '{}': not 'split', a config key of the results (dotted, or one of {}) nor a "
+                          "per-group breakdown ('{}') of their metrics",
+                          flag, name, known, per));
+}
+
+json config_value(const json& result, const std::string& key) {
+  const json* v = find_dotted(result["config"], key);
+  return v ? *v : json(nullptr);
+}
+
+json coordinate(const Dim& d, const Record& r) {
+  switch (d.kind) {
+    case DimKind::Split: return r.split;
+    case DimKind::Group: return r.group;
+    case DimKind::Config: return config_value(*r.result, d.key);
+  }
+  return nullptr;
+}
+
+std::vector<std::string> splits_of(const json& result) {
+  std::vector<std::string> out;
+  if (result.contains("eval_splits") && result["eval_splits"].is_array())
+    for (const auto& s : result["eval_splits"]) out.push_back(s);
+  else
+    for (const auto& [s, m] : result["metrics"].items()) out.push_back(s);
+  return out;
+}
+
+// "64" → 64, other names stay strings.
+json group_value(const std::string& name) {
+  json v = json::parse(name, nullptr, false);
+  return v.is_discarded() || !v.is_number() ? json(name) : v;
+}
+
+std::vector<Record> make_records(const std::vector<const json*>& results, const std::string& group_key,
+                                 const std::string& metric, const std::string& only_split) {
+  std::vector<Record> records;
+  for (const json* r : results)
+    for (const std::string& split : splits_of(*r)) {
+      if (!only_split.empty() && split != only_split) continue;
+      const json& m = (*r)["metrics"].value(split, json::object());
+      if (group_key.empty()) {
+        records.push_back(Record{r, split, nullptr, m.value(metric, json())});
+        continue;
+      }
+      for (const auto& [group, gm] : m.value(group_key, json::object()).items())
+        records.push_back(Record{r, split, group_value(group), gm.value(metric, json())});
+    }
+  return records;
+}
+
+// Values of a dimension in display order: encodings in registry order, splits in the tasks' order,
+// numbers ascending, then strings.
+std::vector<json> ordered_values(const Dim& d, const std::vector<Record>& records) {
+  std::vector<json> values;
+  for (const Record& r : records) {
+    const json v = coordinate(d, r);
+    if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
+  }
+  if (d.kind == DimKind::Split) {
+    std::vector<json> ordered;
+    std::set<std::string> seen;
+    for (const Record& r : records)
+      for (const auto& s : splits_of(*r.result))
+        if (std::find(values.begin(), values.end(), json(s)) != values.end() && seen.insert(s).second)
+          ordered.push_back(s);
+    return ordered;
+  }
+  std::vector<std::string> registry;
+  if (d.key == "model.encoding") registry = encoding_names();
+  auto rank = [&](const json& v) -> std::pair<int, size_t> {
+    if (v.is_string()) {
+      const auto it = std::find(registry.begin(), registry.end(), v.get<std::string>());
+      if (it != registry.end()) return {0, size_t(it - registry.begin())};
+      return {2, 0};
+    }
+    return {v.is_number() ? 1 : 3, 0};
+  };
+  std::stable_sort(values.begin(), values.end(), [&](const json& a, const json& b) {
+    const auto ra = rank(a), rb = rank(b);
+    if (ra != rb) return ra < rb;
+    return a < b;
+  });
+  return values;
+}
+
+std::string show(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// Every leaf of a config as dotted key → value.
+void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
+  if (j.is_object() && !j.empty()) {
+    for (const auto& [k, v] : j.items()) flatten(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else {
+    out[prefix] = j;
+  }
+}
+
+// "key (v1, v2)" for every config key (outside `excluded` and the keys under them) whose value
+// differs among `results`.
+std::vector<std::string> differing_keys(const std::vector<const json*>& results, const std::vector<std::string>& excluded) {
+  std::vector<std::map<std::string, json>> flat(results.size());
+  for (size_t i = 0; i < results.size(); ++i) flatten((*results[i])["config"], "", flat[i]);
+  std::set<std::string> keys;
+  for (const auto& f : flat)
+    for (const auto& [k, v] : f) keys.insert(k);
+  std::vector<std::string> differing;
+  for (const std::string& k : keys) {
+    if (std::any_of(excluded.begin(), excluded.end(),
+                    [&](const std::string& e) { return k == e || k.rfind(e + ".", 0) == 0; }))
+      continue;
+    std::set<std::string> seen;
+    for (const auto& f : flat) seen.insert(f.count(k) ? f.at(k).dump() : "(absent)");
+    if (seen.size() > 1) differing.push_back(fmt::format("{} ({})", k, fmt::join(seen, ", ")));
+  }
+  return differing;
+}
+
+void reject_mixed(const std::vector<std::string>& differing, const std::string& what) {
+  if (differing.empty()) return;
+  throw Error(fmt::format("{} differ in {}{}; pick one with --where key=value or make it --rows/--cols", what,
+                          fmt::join(differing.begin(), differing.begin() + std::min<size_t>(differing.size(), 4), "; "),
+                          differing.size() > 4 ? fmt::format(" and {} more keys", differing.size() - 4) : ""));
+}
+
+// A table key and the keys that vary with it: an encoding's options, a task's options.
+std::vector<std::string> scope_of(const std::string& key) {
+  std::vector<std::string> scope{key};
+  if (key == "model.encoding") scope.push_back("model.encoding_options");
+  if (key.size() > 5 && key.compare(key.size() - 5, 5, ".name") == 0) scope.push_back(key.substr(0, key.size() - 5));
+  return scope;
+}
+
+bool is_ratio_metric(const std::string& metric) {
+  return metric.find("rate") != std::string::npos || metric.find("accuracy") != std::string::npos ||
+         metric.find("match") != std::string::npos;
+}
+
+struct Stats {
+  double mean = 0, std = 0;
+  size_t n = 0;
+};
+
+Stats stats_of(const std::vector<double>& v) {
+  Stats s;
+  s.n = v.size();
+  if (v.empty()) return s;
+  for (double x : v) s.mean += x;
+  s.mean /= double(v.size());
+  if (v.size() > 1) {
+    for (double x : v) s.std += (x - s.mean) * (x - s.mean);
+    s.std = std::sqrt(s.std / double(v.size() - 1));
+  }
+  return s;
+}
+
+std::string markdown(const std::string& corner, const std::vector<json>& rows, const std::vector<json>& cols,
+                     const std::map<std::pair<json, json>, std::string>& cells) {
+  std::vector<std::string> header{corner}, rule{"---"};
+  for (const json& c : cols) header.push_back(show(c)), rule.push_back("---");
+  std::string out = fmt::format("| {} |\n|{}|\n", fmt::join(header, " | "), fmt::join(rule, "|"));
+  for (const json& r : rows) {
+    std::vector<std::string> line{show(r)};
+    for (const json& c : cols) {
+      const auto it = cells.find({r, c});
+      line.push_back(it == cells.end() ? "—" : it->second);
+    }
+    out += fmt::format("| {} |\n", fmt::join(line, " | "));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string config_key_of(const std::string& name) {
+  for (const auto& [alias, key] : aliases())
+    if (alias == name) return key;
+  return name;
+}
+
+std::string results_table(const std::vector<json>& all, const TableOptions& o) {
+  std::vector<const json*> results;
+  std::map<std::string, std::vector<std::string>> left_out;  // status → ids
+  for (const json& r : all) {
+    bool keep = true;
+    for (const auto& [key, value] : o.where) keep = keep && config_value(r, config_key_of(key)) == value;
+    if (!keep) continue;
+    if (r.value("status", "") == "done")
+      results.push_back(&r);
+    else
+      left_out[r.value("status", "unknown")].push_back(r.value("id", "?") + "-" + r.value("hash", "?"));
+  }
+  if (results.empty()) throw Error("no finished results to tabulate (check the folder and --where)");
+
+  std::string metric = o.metric;
+  std::set<std::string> primaries;
+  for (const json* r : results) primaries.insert(r->value("primary_metric", ""));
+  if (metric.empty()) {
+    if (primaries.size() != 1 || primaries.begin()->empty())
+      throw Error(fmt::format("the results have different primary metrics ({}); choose one with --metric",
+                              fmt::join(primaries, ", ")));
+    metric = *primaries.begin();
+  }
+  bool higher_is_better = metric.find("error") == std::string::npos && metric.find("loss") == std::string::npos;
+  for (const json* r : results)
+    if (r->value("primary_metric", "") == metric) higher_is_better = r->value("higher_is_better", higher_is_better);
+
+  const Dim row = resolve_dim(o.rows, results, "--rows"), col = resolve_dim(o.cols, results, "--cols");
+  std::optional<Dim> fewest;
+  if (!o.fewest.empty()) {
+    fewest = resolve_dim(o.fewest, results, "--fewest");
+    if (fewest->kind != DimKind::Config) throw Error(fmt::format("--fewest '{}': must be a config key", o.fewest));
+  }
+  if (row.kind == DimKind::Group && col.kind == DimKind::Group)
+    throw Error("--rows and --cols cannot both be per-group breakdowns");
+  // Results may differ only in the table's keys (and what varies with them) and the seed; within a
+  // cell only in the seed (and the --fewest key).
+  std::vector<std::string> excluded{"seed"}, cell_excluded{"seed"};
+  for (const Dim* d : {&row, &col})
+    if (d->kind == DimKind::Config)
+      for (const auto& k : scope_of(d->key)) excluded.push_back(k);
+  if (fewest) excluded.push_back(fewest->key), cell_excluded.push_back(fewest->key);
+  reject_mixed(differing_keys(results, excluded), "the results");
+
+  const std::string group_key = row.kind == DimKind::Group ? row.key : col.kind == DimKind::Group ? col.key : "";
+  const std::vector<Record> records = make_records(results, group_key, metric, o.split);
+  if (records.empty()) throw Error(fmt::format("the results have no metrics for these rows and columns (split '{}')", o.split));
+
+  // cell → (value of the fewest key, or null) → values across seeds
+  std::map<std::pair<json, json>, std::map<json, std::vector<double>>> values;
+  std::map<std::pair<json, json>, std::set<std::pair<const json*, json>>> seen;
+  std::map<std::pair<json, json>, std::vector<const json*>> members;
+  for (const Record& r : records) {
+    const std::pair<json, json> cell{coordinate(row, r), coordinate(col, r)};
+    const json level = fewest ? config_value(*r.result, fewest->key) : json(nullptr);
+    if (!seen[cell].insert({r.result, level}).second)
+      throw Error(fmt::format("result {} has two values for row {} and column {} (a group in several splits?); "
+                              "pick a split with --split",
+                              (*r.result)["path"].get<std::string>(), show(cell.first), show(cell.second)));
+    if (r.value.is_number()) values[cell][level].push_back(r.value.get<double>());
+    if (std::find(members[cell].begin(), members[cell].end(), r.result) == members[cell].end())
+      members[cell].push_back(r.result);
+  }
+  for (const auto& [cell, in_cell] : members)
+    reject_mixed(differing_keys(in_cell, cell_excluded),
+                 fmt::format("the results of row {} and column {}", show(cell.first), show(cell.second)));
+
+  const bool percent = is_ratio_metric(metric);
+  const double scale = percent ? 100.0 : 1.0;
+  const char* unit = percent ? "%" : "";
+  std::map<std::pair<json, json>, std::string> cells;
+  std::set<size_t> counts;
+  std::string heading;
+  if (!fewest) {
+    for (const auto& [cell, by_level] : values) {
+      const Stats s = stats_of(by_level.begin()->second);
+      counts.insert(s.n);
+      cells[cell] = s.n > 1 ? fmt::format("{:.3g} ± {:.2g}{}", s.mean * scale, s.std * scale, unit)
+                            : fmt::format("{:.3g}{}", s.mean * scale, unit);
+    }
+    const std::string n = counts.size() == 1 ? std::to_string(*counts.begin())
+                                             : fmt::format("{}–{}", *counts.begin(), *counts.rbegin());
+    heading = fmt::format("{}{} by {} and {}: mean ± std over seeds (n = {} per cell)", metric, percent ? " (%)" : "",
+                          o.rows, o.cols, n);
+  } else {
+    std::set<json> levels;
+    for (const auto& [cell, by_level] : values)
+      for (const auto& [level, v] : by_level) levels.insert(level);
+    for (const auto& [cell, by_level] : values) {
+      for (const auto& [level, v] : by_level) {  // levels ascending
+        const double mean = stats_of(v).mean;
+        if (higher_is_better ? mean > o.threshold : mean < o.threshold) {
+          cells[cell] = show(level);
+          break;
+        }
+      }
+    }
+    std::vector<std::string> tried;
+    for (const json& l : levels) tried.push_back(show(l));
+    heading = fmt::format("fewest {} with mean {} {} {} (mean over seeds; —: none of {})", o.fewest, metric,
+                          higher_is_better ? ">" : "<", o.threshold, fmt::join(tried, ", "));
+  }
+  std::string out = heading + "\n\n" + markdown(o.rows + " \\ " + o.cols, ordered_values(row, records),
+                                                ordered_values(col, records), cells);
+  for (const auto& [status, ids] : left_out)
+    out += fmt::format("\nLeft out: {} run{} with status {}: {}\n", ids.size(), ids.size() == 1 ? "" : "s", status,
+                       fmt::join(ids, ", "));
+  return out;
+}
+
+}  // namespace pathbench

@@ -1,0 +1,33 @@
+// Markdown tables over result documents, shaped like the paper's: one row per value of a config
+// key (encodings by default), one column per eval split, per-group value (e.g. length), or config
+// value; each cell the mean ± std of a metric across seeds. A second form reports, per cell, the
+// fewest values of a key (e.g. layers) whose mean metric passes a threshold.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/options.h"
+
+namespace pathbench {
+
+// A dimension of a table: "split", a per-group breakdown name ("length" reads "per_length"), or a
+// config key — dotted ("model.n_layers") or an alias (encoding, layers, width, heads, task, lr, seed, steps).
+struct TableOptions {
+  std::string rows = "encoding";
+  std::string cols = "split";
+  std::string metric;      // default: the results' primary metric
+  std::string split;       // only this eval split ("": all)
+  std::vector<std::pair<std::string, json>> where;  // keep results whose config key equals the value
+  std::string fewest;      // "": mean ± std table; else a config key: its fewest value passing `threshold`
+  double threshold = 0.9;  // passed when the mean is above it (below it for lower-is-better metrics)
+};
+
+// The dotted config key of an alias, or `name` itself.
+std::string config_key_of(const std::string& name);
+
+// The table (with a heading line and notes) for the result documents (as load_results returns
+// them). Throws pathbench::Error when there is nothing to show or the options do not fit the results.
+std::string results_table(const std::vector<json>& results, const TableOptions& options);
+
+}  // namespace pathbench

@@ -1,0 +1,42 @@
+// Training one run: build the model from the config and the task, train with AdamW and the
+// schedule, log the curve (JSONL) as it goes, evaluate every split periodically and at the end.
+#pragma once
+#include <limits>
+#include <string>
+
+#include "experiments/run_config.h"
+#include "tasks/task.h"
+
+namespace pathbench {
+
+// Receives progress from a running run (the terminal display implements it).
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // After every training step (1-based `step` of `steps`).
+  virtual void on_step(int64_t step, int64_t steps, double loss, double tokens_per_s) = 0;
+};
+
+struct RunOutcome {
+  std::string status = "done";  // done | failed | nan
+  std::string failure_reason;   // empty when done
+  int64_t failure_step = 0;     // the 1-based step in progress at the failure (the last step for an
+                                // evaluation); 0: before training
+  json metrics = json::object();  // final {split: metrics}
+  int64_t parameters = 0;
+  int64_t steps_done = 0;
+  double train_tokens = 0;      // tokens processed by training steps (padding included)
+  double train_seconds = 0;
+  double eval_seconds = 0;
+  double final_loss = std::numeric_limits<double>::quiet_NaN();  // mean loss of the last logged window
+};
+
+// Throws pathbench::Error when `device` cannot train in this build.
+void check_training_device(const std::string& device);
+
+// Trains `config` on `task`, writing the curve to `curve_path`. Does not throw: a non-finite loss
+// or gradient ends the run with status "nan", an exception (a pathbench::Error, or any other as an
+// internal error) with status "failed", both with the step and the reason.
+RunOutcome train_run(const RunConfig& config, const Task& task, const std::string& curve_path, RunObserver& observer);
+
+}  // namespace pathbench

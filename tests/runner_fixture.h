@@ -1,0 +1,22 @@
+// Shared pieces of the runner tests: a small fixture task (running parity of random bits), a tiny
+// run config that trains in well under a second, and fresh temporary folders.
+#pragma once
+#include <string>
+
+#include "experiments/task_provider.h"
+
+namespace pathbench::testing {
+
+// Task "parity": tokens are random bits; the target at position t is the parity of bits 0..t.
+// Options: length (training length), fail_at_example (training example index that throws a
+// pathbench::Error; -1: never). Eval splits "short" (length) and "long" (2·length), with a
+// per_length breakdown; metrics accuracy and error_rate (primary).
+TaskProvider fixture_tasks();
+
+// A run config of a 1-layer width-16 model on the parity task, 6 steps of batch 4.
+json tiny_run_config();
+
+// An empty folder under the system's temporary folder, unique to `name` and this process.
+std::string fresh_temp_dir(const std::string& name);
+
+}  // namespace pathbench::testing

@@ -1,0 +1,267 @@
+// Running sweeps of a tiny model end to end: result files and curves, determinism, resume after a
+// kill, NaN and failing runs, sharding, and devices.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+#include "experiments/file_output.h"
+#include "experiments/result_file.h"
+#include "experiments/results_table.h"
+#include "experiments/sweep_runner.h"
+#include "tests/runner_fixture.h"
+
+using namespace pathbench;
+using namespace pathbench::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<PlannedRun> plan(const json& doc) { return plan_runs(doc, {}, "cfg.json", fixture_tasks()); }
+
+SweepSummary run(const std::vector<PlannedRun>& runs, const std::string& dir, Shard shard = {}) {
+  SweepOptions options;
+  options.out_dir = dir;
+  options.config_file = "cfg.json";
+  options.shard = shard;
+  options.tasks = fixture_tasks();
+  SweepProgress quiet(nullptr, SweepProgress::Mode::Quiet);
+  return run_sweep(runs, options, quiet);
+}
+
+json sweep_of(const json& grid) {
+  json doc = tiny_run_config();
+  doc["grid"] = grid;
+  return doc;
+}
+
+std::vector<json> curve_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+size_t count_files(const std::string& dir, const std::string& suffix) {
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    n += name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("end to end: a two-run sweep trains, writes results and curves, and tabulates", "[runner]") {
+  const std::string dir = fresh_temp_dir("e2e");
+  const auto runs = plan(sweep_of(json{{"model.encoding", {"nope", "rope"}}}));
+  REQUIRE(runs.size() == 2);
+  const SweepSummary s = run(runs, dir);
+  CHECK(s.planned == 2);
+  CHECK(s.done == 2);
+  CHECK(s.failed + s.nan + s.skipped == 0);
+  CHECK(count_files(dir, ".json") == 2);
+  CHECK(count_files(dir, ".curve.jsonl") == 2);
+
+  for (const PlannedRun& r : runs) {
+    const RunFiles files = run_files(dir, r);
+    const json doc = json::parse(read_file(files.result));
+    CHECK(doc["status"] == "done");
+    CHECK(doc["failure"].is_null());
+    CHECK(doc["id"] == r.id);
+    CHECK(doc["hash"] == r.hash);
+    CHECK(doc["config"] == r.config.semantic_json());
+    CHECK(doc["axes"] == json{{"model.encoding", r.config.model.encoding}});
+    CHECK(doc["seed"] == 0);
+    CHECK(doc["device"] == "cpu");
+    CHECK(doc["threads"] == 1);
+    CHECK(doc["steps_done"] == 6);
+    CHECK(doc["train_tokens"] == 6 * 4 * 6);
+    CHECK(doc["tokens_per_s"].get<double>() > 0);
+    CHECK(doc["parameters"].get<int64_t>() > 0);
+    CHECK(doc["git"].contains("commit"));
+    CHECK(doc["git"].contains("dirty"));
+    CHECK(doc["build"]["flags"].is_string());
+    CHECK(doc["start"].get<std::string>().size() == 20);
+    CHECK(doc["wall_time_s"].get<double>() > 0);
+    CHECK(doc["eval_splits"] == json{"short", "long"});
+    CHECK(doc["primary_metric"] == "error_rate");
+    for (const char* split : {"short", "long"}) {
+      const json& m = doc["metrics"][split];
+      CHECK(m["scored"] == (std::string(split) == "short" ? 8 * 6 : 8 * 12));
+      CHECK(m["error_rate"].get<double>() >= 0);
+      CHECK(m["loss"].get<double>() > 0);
+      CHECK(m["per_length"].size() == 1);
+    }
+    // The curve: training lines every 2 steps, evaluations at steps 3 and 6.
+    const auto lines = curve_lines(files.curve);
+    std::vector<int64_t> train_steps, eval_steps;
+    for (const json& l : lines) {
+      if (l.contains("eval")) {
+        eval_steps.push_back(l["step"]);
+        CHECK(l["eval"]["short"].contains("error_rate"));
+        CHECK_FALSE(l["eval"]["short"].contains("per_length"));
+      } else {
+        train_steps.push_back(l["step"]);
+        for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "elapsed_s"}) CHECK(l.contains(key));
+      }
+    }
+    CHECK(train_steps == std::vector<int64_t>{2, 4, 6});
+    CHECK(eval_steps == std::vector<int64_t>{3, 6});
+    CHECK(doc["final_train_loss"] == lines[lines.size() - 2]["loss"]);
+  }
+
+  const std::string table = results_table(load_results(dir), TableOptions{});
+  CHECK_THAT(table, Catch::Contains("error_rate (%) by encoding and split") &&
+                        Catch::Contains("| encoding \\ split | short | long |") && Catch::Contains("| nope |") &&
+                        Catch::Contains("| rope |"));
+  CHECK(table.find("| nope |") < table.find("| rope |"));
+}
+
+TEST_CASE("the same config and seed give bit-identical losses", "[runner]") {
+  const auto runs = plan(tiny_run_config());
+  const std::string a = fresh_temp_dir("same-a"), b = fresh_temp_dir("same-b");
+  run(runs, a);
+  run(runs, b);
+  const auto la = curve_lines(run_files(a, runs[0]).curve), lb = curve_lines(run_files(b, runs[0]).curve);
+  REQUIRE(la.size() == lb.size());
+  for (size_t i = 0; i < la.size(); ++i) {
+    CHECK(la[i].value("loss", -1.0) == lb[i].value("loss", -1.0));
+    CHECK(la[i].value("grad_norm", -1.0) == lb[i].value("grad_norm", -1.0));
+    CHECK(la[i].value("eval", json()) == lb[i].value("eval", json()));
+  }
+  // and a different seed gives different losses
+  const auto other = plan_runs(tiny_run_config(), {{"seed", 1}}, "cfg.json", fixture_tasks());
+  run(other, a);
+  const auto lc = curve_lines(run_files(a, other[0]).curve);
+  CHECK(lc[0]["loss"] != la[0]["loss"]);
+}
+
+TEST_CASE("a killed sweep resumes: done runs kept, temp files ignored, no duplicates", "[runner]") {
+  const std::string dir = fresh_temp_dir("resume");
+  const auto runs = plan(sweep_of(json{{"seed", {0, 1, 2}}}));
+  REQUIRE(run(runs, dir).done == 3);
+  const std::string kept0 = read_file(run_files(dir, runs[0]).result);
+  const std::string kept2 = read_file(run_files(dir, runs[2]).result);
+
+  // Simulate a kill while run 1 was in flight: its result is missing, its curve is partial, and a
+  // half-written temporary file of its result lies beside it.
+  fs::remove(run_files(dir, runs[1]).result);
+  write_file_atomically(run_files(dir, runs[1]).curve, "{\"step\": 2, \"loss\": 0.7}\n");
+  {
+    std::ofstream tmp(run_files(dir, runs[1]).result + ".tmp.4242");
+    tmp << "{\"pathbench_result\": 1, \"status\": \"do";
+  }
+  const auto states = shard_states(runs, SweepOptions{dir, "cfg.json", Shard{}, fixture_tasks()});
+  REQUIRE(states.size() == 3);
+  CHECK(states[0].previous == "done");
+  CHECK(states[1].previous == "");
+  CHECK(states[2].previous == "done");
+
+  const SweepSummary s = run(runs, dir);
+  CHECK(s.skipped == 2);
+  CHECK(s.done == 1);
+  CHECK(read_file(run_files(dir, runs[0]).result) == kept0);
+  CHECK(read_file(run_files(dir, runs[2]).result) == kept2);
+  CHECK(json::parse(read_file(run_files(dir, runs[1]).result))["status"] == "done");
+  CHECK(curve_lines(run_files(dir, runs[1]).curve).front()["step"] == 2);
+  CHECK(curve_lines(run_files(dir, runs[1]).curve).size() == 5);
+  CHECK(count_files(dir, ".json") == 3);
+  CHECK(load_results(dir).size() == 3);
+
+  // A third invocation has nothing to do.
+  const SweepSummary again = run(runs, dir);
+  CHECK(again.skipped == 3);
+  CHECK(again.done == 0);
+}
+
+TEST_CASE("a run that goes NaN is recorded with its step and the sweep continues", "[runner]") {
+  const std::string dir = fresh_temp_dir("nan");
+  const auto runs = plan(sweep_of(json{{"optimizer.lr", {1e30, 0.01}}}));
+  const SweepSummary s = run(runs, dir);
+  CHECK(s.nan == 1);
+  CHECK(s.done == 1);
+  const json bad = json::parse(read_file(run_files(dir, runs[0]).result));
+  CHECK(bad["status"] == "nan");
+  CHECK(bad["failure"]["step"].get<int64_t>() >= 1);
+  CHECK(bad["failure"]["step"].get<int64_t>() <= 6);
+  CHECK_THAT(bad["failure"]["reason"].get<std::string>(), Catch::Contains("non-finite"));
+  CHECK(bad["steps_done"] == bad["failure"]["step"].get<int64_t>() - 1);
+  CHECK(json::parse(read_file(run_files(dir, runs[1]).result))["status"] == "done");
+  // A NaN run is not done: a rerun tries it again.
+  CHECK(run(runs, dir).nan == 1);
+}
+
+TEST_CASE("a run that throws is recorded as failed with the reason and the sweep continues", "[runner]") {
+  const std::string dir = fresh_temp_dir("fail");
+  // Batch 4: example 9 belongs to step 3.
+  const auto runs = plan(sweep_of(json{{"task.fail_at_example", {9, -1}}}));
+  const SweepSummary s = run(runs, dir);
+  CHECK(s.failed == 1);
+  CHECK(s.done == 1);
+  const json bad = json::parse(read_file(run_files(dir, runs[0]).result));
+  CHECK(bad["status"] == "failed");
+  CHECK(bad["failure"]["step"] == 3);
+  CHECK(bad["steps_done"] == 2);
+  CHECK_THAT(bad["failure"]["reason"].get<std::string>(), Catch::Contains("failing on purpose at example 9"));
+  // The failed run is left out of tables, with a note.
+  const std::string table = results_table(load_results(dir), TableOptions{"task.fail_at_example"});
+  CHECK_THAT(table, Catch::Contains("Left out: 1 run with status failed"));
+}
+
+TEST_CASE("shards cover every run exactly once", "[runner]") {
+  for (int64_t n : {1, 2, 3, 5, 8}) {
+    std::vector<int> covered(7, 0);
+    for (int64_t i = 0; i < n; ++i)
+      for (size_t p = 0; p < covered.size(); ++p) covered[p] += Shard{i, n}.contains(p);
+    CHECK(covered == std::vector<int>(7, 1));
+  }
+  CHECK(parse_shard("1/4").index == 1);
+  CHECK(parse_shard("1/4").count == 4);
+  for (const char* bad : {"4/4", "-1/2", "1", "a/b", "1/0", "1/2/3", ""})
+    CHECK_THROWS_WITH(parse_shard(bad), Catch::Contains("--shard"));
+
+  // Two shards running into one folder produce every result once.
+  const std::string dir = fresh_temp_dir("shards");
+  const auto runs = plan(sweep_of(json{{"seed", {0, 1, 2}}}));
+  CHECK(run(runs, dir, Shard{0, 2}).done == 2);
+  CHECK(run(runs, dir, Shard{1, 2}).done == 1);
+  std::set<std::string> hashes;
+  for (const json& r : load_results(dir)) hashes.insert(r["hash"]);
+  CHECK(hashes.size() == 3);
+  CHECK(count_files(dir, ".json") == 3);
+}
+
+TEST_CASE("Slurm array variables select the shard", "[runner]") {
+  auto env = [](std::map<std::string, std::string> vars) {
+    return [vars](const char* name) -> const char* {
+      const auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  };
+  CHECK_FALSE(slurm_array_shard(env({})).has_value());
+  const auto a = slurm_array_shard(env({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}));
+  REQUIRE(a);
+  CHECK(a->text() == "3/4");
+  const auto b = slurm_array_shard(
+      env({{"SLURM_ARRAY_TASK_ID", "2"}, {"SLURM_ARRAY_TASK_MIN", "1"}, {"SLURM_ARRAY_TASK_MAX", "4"}}));
+  REQUIRE(b);
+  CHECK(b->text() == "1/4");
+  CHECK_THROWS_WITH(slurm_array_shard(env({{"SLURM_ARRAY_TASK_ID", "x"}})), Catch::Contains("SLURM_ARRAY_TASK_ID"));
+  CHECK_THROWS_AS(slurm_array_shard(env({{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}})), Error);
+}
+
+TEST_CASE("a device this build cannot train on stops the sweep before any run", "[runner]") {
+  const std::string dir = fresh_temp_dir("device");
+  json doc = sweep_of(json{{"seed", {0, 1}}});
+  doc["grid"]["device"] = {"cpu", "cuda"};
+  // Same hash for cpu and cuda: the device is not part of what a run computes.
+  CHECK_THROWS_WITH(plan(doc), Catch::Contains("same run"));
+  doc["grid"].erase("device");
+  doc["device"] = "cuda";
+  CHECK_THROWS_WITH(run(plan(doc), dir), Catch::Contains("device 'cuda'"));
+  CHECK(count_files(dir, ".json") == 0);
+}
