@@ -96,7 +96,8 @@ std::vector<Record> make_records(const std::vector<const json*>& results, const 
         records.push_back(Record{r, split, nullptr, m.value(metric, json())});
         continue;
       }
-      for (const auto& [group, gm] : m.value(group_key, json::object()).items())
+      const json groups = m.value(group_key, json::object());
+      for (const auto& [group, gm] : groups.items())
         records.push_back(Record{r, split, group_value(group), gm.value(metric, json())});
     }
   return records;
@@ -310,8 +311,9 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       cells[cell] = s.n > 1 ? fmt::format("{:.3g} ± {:.2g}{}", s.mean * scale, s.std * scale, unit)
                             : fmt::format("{:.3g}{}", s.mean * scale, unit);
     }
-    const std::string n = counts.size() == 1 ? std::to_string(*counts.begin())
-                                             : fmt::format("{}–{}", *counts.begin(), *counts.rbegin());
+    const std::string n = counts.empty()        ? "0"
+                          : counts.size() == 1 ? std::to_string(*counts.begin())
+                                               : fmt::format("{}–{}", *counts.begin(), *counts.rbegin());
     heading = fmt::format("{}{} by {} and {}: mean ± std over seeds (n = {} per cell)", metric, percent ? " (%)" : "",
                           o.rows, o.cols, n);
   } else {

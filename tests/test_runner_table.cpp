@@ -1,0 +1,136 @@
+// Result tables on fixture result documents: mean ± std across seeds, row and column order,
+// per-group columns, filters, the fewest-layers table, and the checks against mixing runs.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "experiments/result_file.h"
+#include "experiments/results_table.h"
+
+using namespace pathbench;
+
+namespace {
+
+json result(const std::string& encoding, int seed, int layers, const json& metrics, const std::string& status = "done") {
+  static int counter = 0;
+  return json{{"pathbench_result", kResultFormat},
+              {"id", encoding + "-s" + std::to_string(seed)},
+              {"hash", std::to_string(counter++)},
+              {"path", "fixture/" + std::to_string(counter) + ".json"},
+              {"status", status},
+              {"config",
+               {{"model", {{"encoding", encoding}, {"n_layers", layers}, {"encoding_options", json::object()}}},
+                {"task", {{"name", "flipflop"}}},
+                {"seed", seed}}},
+              {"eval_splits", metrics.contains("longer") ? json{"in_dist", "longer"} : json{"in_dist", "sparse", "dense"}},
+              {"primary_metric", "error_rate"},
+              {"higher_is_better", false},
+              {"metrics", metrics}};
+}
+
+json splits(double in_dist, double sparse, double dense) {
+  return json{{"dense", {{"error_rate", dense}}}, {"in_dist", {{"error_rate", in_dist}}}, {"sparse", {{"error_rate", sparse}}}};
+}
+
+// Word-problem style: sequence accuracy per length in two splits.
+json lengths(double a8, double a16, double a64) {
+  return json{{"in_dist", {{"sequence_accuracy", a16}, {"per_length", {{"8", {{"sequence_accuracy", a8}}}, {"16", {{"sequence_accuracy", a16}}}}}}},
+              {"longer", {{"sequence_accuracy", a64}, {"per_length", {{"64", {{"sequence_accuracy", a64}}}}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("table: mean ± std across seeds, encodings in registry order, splits in task order", "[runner]") {
+  const std::vector<json> results = {
+      result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 1, 1, splits(0.3, 0.5, 0.0)),
+      result("nope", 0, 1, splits(0.5, 0.5, 0.5)), result("nope", 1, 1, splits(0.5, 0.5, 0.5)),
+      result("rope", 2, 1, json::object(), "nan")};
+  const std::string table = results_table(results, TableOptions{});
+  CHECK(table ==
+        "error_rate (%) by encoding and split: mean ± std over seeds (n = 2 per cell)\n\n"
+        "| encoding \\ split | in_dist | sparse | dense |\n"
+        "|---|---|---|---|\n"
+        "| nope | 50 ± 0% | 50 ± 0% | 50 ± 0% |\n"
+        "| rope | 20 ± 14% | 45 ± 7.1% | 0 ± 0% |\n"
+        "\nLeft out: 1 run with status nan: rope-s2-4\n");
+
+  TableOptions transposed;
+  transposed.rows = "split";
+  transposed.cols = "encoding";
+  transposed.metric = "error_rate";
+  transposed.where = {{"seed", 0}};
+  CHECK_THAT(results_table(results, transposed),
+             Catch::Contains("(n = 1 per cell)") && Catch::Contains("| split \\ encoding | nope | rope |") &&
+                 Catch::Contains("| in_dist | 50% | 10% |") && Catch::Contains("| dense | 50% | 0% |"));
+}
+
+TEST_CASE("table: per-group columns, a chosen split and metric", "[runner]") {
+  const std::vector<json> results = {result("rope", 0, 2, lengths(1.0, 0.5, 0.0)),
+                                     result("path", 0, 2, lengths(1.0, 1.0, 0.95))};
+  TableOptions o;
+  o.cols = "length";
+  o.metric = "sequence_accuracy";
+  const std::string table = results_table(results, o);
+  CHECK_THAT(table, Catch::Contains("| encoding \\ length | 8 | 16 | 64 |") &&
+                        Catch::Contains("| rope | 100% | 50% | 0% |") && Catch::Contains("| path | 100% | 100% | 95% |"));
+  o.split = "longer";
+  CHECK_THAT(results_table(results, o), Catch::Contains("| encoding \\ length | 64 |"));
+  o.split = "";
+  o.metric = "missing_metric";
+  CHECK_THAT(results_table(results, o), Catch::Contains("| rope | — | — | — |"));
+  o.split = "nonexistent";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("no metrics") && Catch::Contains("nonexistent"));
+}
+
+TEST_CASE("table: fewest layers reaching a threshold per length", "[runner]") {
+  std::vector<json> results;
+  for (int seed : {0, 1}) {
+    results.push_back(result("rope", seed, 1, lengths(0.95, 0.2, 0.0)));
+    results.push_back(result("rope", seed, 2, lengths(1.0, 0.95, seed == 0 ? 0.95 : 0.8)));
+    results.push_back(result("path", seed, 1, lengths(1.0, 0.99, 0.91)));
+    results.push_back(result("path", seed, 2, lengths(1.0, 1.0, 1.0)));
+  }
+  TableOptions o;
+  o.cols = "length";
+  o.metric = "sequence_accuracy";
+  o.fewest = "layers";
+  const std::string table = results_table(results, o);
+  CHECK_THAT(table, Catch::Contains("fewest layers with mean sequence_accuracy > 0.9") &&
+                        Catch::Contains("none of 1, 2") && Catch::Contains("| rope | 1 | 2 | — |") &&
+                        Catch::Contains("| path | 1 | 1 | 1 |"));
+  // Without --fewest the layers differ inside each cell.
+  o.fewest = "";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("model.n_layers (1, 2)") && Catch::Contains("--where"));
+  o.where = {{"layers", 2}};
+  CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 100 ± 0% | 95 ± 0% | 87.5 ± 11% |"));
+}
+
+TEST_CASE("table: results that differ beyond rows, columns and seeds are not mixed", "[runner]") {
+  std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.2, 0.3)), result("path", 0, 2, splits(0, 0, 0))};
+  CHECK_THROWS_WITH(results_table(results, TableOptions{}),
+                    Catch::Contains("the results differ in model.n_layers (1, 2)"));
+  TableOptions by_layers;
+  by_layers.rows = "layers";
+  CHECK_THROWS_WITH(results_table(results, by_layers), Catch::Contains("model.encoding"));
+  // The encoding's options vary with the encoding.
+  results[1]["config"]["model"]["n_layers"] = 1;
+  results[1]["config"]["model"]["encoding_options"] = {{"gate", true}};
+  CHECK_NOTHROW(results_table(results, TableOptions{}));
+  // But two option settings of one encoding in one cell are rejected.
+  json other = result("path", 1, 1, splits(0, 0, 0));
+  results.push_back(other);
+  CHECK_THROWS_WITH(results_table(results, TableOptions{}), Catch::Contains("row path"));
+}
+
+TEST_CASE("table: bad dimensions and empty inputs are clear errors", "[runner]") {
+  const std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.2, 0.3))};
+  TableOptions o;
+  o.rows = "colour";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--rows 'colour'") && Catch::Contains("per_colour"));
+  CHECK_THROWS_WITH(results_table({result("rope", 0, 1, json::object(), "failed")}, TableOptions{}),
+                    Catch::Contains("no finished results"));
+  o.rows = "encoding";
+  o.fewest = "split";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--fewest 'split'"));
+  CHECK(config_key_of("layers") == "model.n_layers");
+  CHECK(config_key_of("optimizer.lr") == "optimizer.lr");
+}
