@@ -10,8 +10,9 @@
 #include <cmath>
 #include <unordered_set>
 
-#include "tasks/holdout.h"
+#include "core/error.h"
 #include "tasks/next_token.h"
+#include "tasks/sized_task.h"
 #include "tasks/split_config.h"
 #include "tasks/tally_metrics.h"
 #include "tasks/task_list.h"
@@ -24,45 +25,26 @@ constexpr std::string_view kConsonants = "bdfghjklmnprstvz";
 constexpr std::string_view kVowels = "aeiou";
 constexpr int64_t kSyllables = int64_t(kConsonants.size() * kVowels.size());
 
-class Phonebook : public Task {
+class Phonebook : public SizedTask {
  public:
   Phonebook(const json& o, const std::string& where)
-      : syllables_(o["name_syllables"].get<int>()),
+      : SizedTask("phonebook", o, {"train_min_entries", "train_max_entries", "eval_splits"}, where),
+        syllables_(o["name_syllables"].get<int>()),
         digits_(o["number_digits"].get<int>()),
-        min_entries_(o["train_min_entries"].get<int64_t>()),
-        max_entries_(o["train_max_entries"].get<int64_t>()),
-        loss_on_all_(o["loss"] == "all"),
-        eval_entries_(int_list_splits(o["eval_splits"], "eval_splits", 1, where)),
-        where_(where) {
-    if (max_entries_ < min_entries_)
-      throw Error(fmt::format("{}: key 'train_max_entries' has value {} (must be >= train_min_entries {})", where,
-                              max_entries_, min_entries_));
+        loss_on_all_(o["loss"] == "all") {
     names_ = int64_t(std::llround(std::pow(double(kSyllables), syllables_)));
     auto check_size = [&](const std::string& key, int64_t entries) {
       if (entries > names_)
         throw Error(fmt::format("{}: key '{}' asks for books of {} entries, more than the {} distinct names of {} "
                                 "syllable(s) (raise name_syllables)", where, key, entries, names_, syllables_));
     };
-    check_size("train_max_entries", max_entries_);
-    for (const auto& [split, sizes] : eval_entries_)
+    check_size("train_max_entries", train_max());
+    for (const auto& [split, sizes] : eval_sizes())
       for (int64_t n : sizes) check_size("eval_splits", n);
     build_vocabulary();
   }
 
   const Vocabulary& vocabulary() const override { return vocabulary_; }
-  std::vector<std::string> eval_splits() const override { return split_names(eval_entries_); }
-
-  Example example(const std::string& split, uint64_t seed, uint64_t index) const override {
-    check_split("phonebook", split, eval_splits());
-    CounterRng rng = example_rng("phonebook", split, seed, index);
-    if (split == "train")
-      return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r, min_entries_ + int64_t(r.below(max_entries_ - min_entries_ + 1))); },
-                            fmt::format("{}: phonebook split 'train'", where_));
-    const auto& sizes = eval_entries_.at(split);
-    const int64_t entries = sizes[index % sizes.size()];
-    return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r, entries); },
-                          fmt::format("{}: phonebook split '{}' ({} entries)", where_, split, entries));
-  }
 
   std::unique_ptr<MetricAccumulator> metrics(const std::string& split) const override {
     check_split("phonebook", split, eval_splits());
@@ -101,7 +83,7 @@ class Phonebook : public Task {
     }
   }
 
-  Example draw(CounterRng& rng, int64_t entries) const {
+  Example draw(CounterRng& rng, int64_t entries) const override {
     std::vector<int64_t> names;
     std::unordered_set<int64_t> used;
     while (int64_t(names.size()) < entries) {
@@ -132,10 +114,7 @@ class Phonebook : public Task {
 
   int syllables_;
   int digits_;
-  int64_t min_entries_, max_entries_;
   bool loss_on_all_;
-  std::map<std::string, std::vector<int64_t>> eval_entries_;
-  std::string where_;
   int64_t names_ = 0;  // distinct names
   int32_t bos_ = 0;
   std::array<int32_t, 256> token_of_{};  // character → token, -1 if none

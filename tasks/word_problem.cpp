@@ -11,6 +11,7 @@
 
 #include "tasks/groups.h"
 #include "tasks/holdout.h"
+#include "tasks/sized_task.h"
 #include "tasks/split_config.h"
 #include "tasks/tally_metrics.h"
 #include "tasks/task_list.h"
@@ -19,22 +20,16 @@ namespace pathbench {
 
 namespace {
 
-class WordProblem : public Task {
+class WordProblem : public SizedTask {
  public:
   WordProblem(const json& o, const std::string& where)
-      : group_(FiniteGroup::from_name(o["group"], where)),
+      : SizedTask("word_problem", o, {"train_min_length", "train_max_length", "eval_splits"}, where),
+        group_(FiniteGroup::from_name(o["group"], where)),
         decision_(o["mode"] == "decision"),
-        balanced_(o["balanced"].get<bool>()),
-        min_length_(o["train_min_length"].get<int64_t>()),
-        max_length_(o["train_max_length"].get<int64_t>()),
-        eval_lengths_(int_list_splits(o["eval_splits"], "eval_splits", 1, where)),
-        where_(where) {
+        balanced_(o["balanced"].get<bool>()) {
     if (group_.order() < 2)
       throw Error(fmt::format("{}: key 'group' has value \"{}\" (the trivial group has no word problem)", where,
                               group_.name()));
-    if (max_length_ < min_length_)
-      throw Error(fmt::format("{}: key 'train_max_length' has value {} (must be >= train_min_length {})", where,
-                              max_length_, min_length_));
     parse_generators(o["generators"], where);
     index_generators();
     if (decision_) {
@@ -45,24 +40,10 @@ class WordProblem : public Task {
     } else {
       for (int g = 0; g < group_.order(); ++g) vocabulary_.symbols.push_back(group_.symbol(g));
     }
-    for (const auto& [split, lengths] : eval_lengths_)  // fail now if a length has no held-out words
-      for (size_t i = 0; i < lengths.size(); ++i) example(split, 0, i);
+    probe_eval_splits();
   }
 
   const Vocabulary& vocabulary() const override { return vocabulary_; }
-  std::vector<std::string> eval_splits() const override { return split_names(eval_lengths_); }
-
-  Example example(const std::string& split, uint64_t seed, uint64_t index) const override {
-    check_split("word_problem", split, eval_splits());
-    CounterRng rng = example_rng("word_problem", split, seed, index);
-    if (split == "train")
-      return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r, min_length_ + int64_t(r.below(max_length_ - min_length_ + 1))); },
-                            fmt::format("{}: word_problem split 'train' (lengths {}..{})", where_, min_length_, max_length_));
-    const auto& lengths = eval_lengths_.at(split);
-    const int64_t length = lengths[index % lengths.size()];
-    return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r, length); },
-                          fmt::format("{}: word_problem split '{}' length {}", where_, split, length));
-  }
 
   std::unique_ptr<MetricAccumulator> metrics(const std::string& split) const override {
     check_split("word_problem", split, eval_splits());
@@ -104,8 +85,7 @@ class WordProblem : public Task {
   // identity, and whether they can differ from it. The reachable sets R_L = R_{L-1}·S repeat
   // periodically, so they are computed until the first repetition.
   void find_reachable_answers() {
-    int64_t longest = max_length_;
-    for (const auto& [split, lengths] : eval_lengths_) longest = std::max(longest, *std::max_element(lengths.begin(), lengths.end()));
+    const int64_t longest = largest_size();
     std::vector<std::vector<bool>> reachable;  // reachable[L-1] = R_L
     std::vector<bool> current(group_.order(), false);
     for (int g : generators_) current[g] = true;
@@ -166,10 +146,10 @@ class WordProblem : public Task {
       }
     }
     throw Error(fmt::format("{}: word_problem found no word of length {} with the wanted answer after {} draws",
-                            where_, length, kMaxDrawAttempts));
+                            where(), length, kMaxDrawAttempts));
   }
 
-  Example draw(CounterRng& rng, int64_t length) const {
+  Example draw(CounterRng& rng, int64_t length) const override {
     const std::vector<int> word = draw_word(rng, length);
     Example e;
     e.group = length;
@@ -197,9 +177,6 @@ class WordProblem : public Task {
   FiniteGroup group_;
   bool decision_;
   bool balanced_;
-  int64_t min_length_, max_length_;
-  std::map<std::string, std::vector<int64_t>> eval_lengths_;
-  std::string where_;
   std::vector<int> generators_;          // element indices
   std::vector<int32_t> generator_token_; // [order] index in generators_ (decision-mode token), -1 if none
   int32_t query_ = -1;                   // decision mode: "?", followed by "no", "yes"
