@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
+#include "tasks/split_config.h"
 #include "tasks/task.h"
 
 namespace pathbench {
@@ -53,6 +54,7 @@ void run_sample(const SampleOptions& o) {
   std::string where;
   const json config = load_task_config(o.config, where);
   const std::unique_ptr<Task> task = make_task(config, where);
+  check_split(config["name"].get<std::string>(), o.split, task->eval_splits());
   const Vocabulary& vocabulary = task->vocabulary();
   fmt::print("task {}: {} symbols; splits: train, {}\n", config["name"].get<std::string>(), vocabulary.size(),
              fmt::join(task->eval_splits(), ", "));

@@ -146,6 +146,10 @@ TEST_CASE("metric accumulators score hand-made predictions", "[tasks]") {
     CHECK(r["scored"] == scored);
     CHECK(r["errors"] == 1);
     CHECK(r["error_rate"].get<double>() == Approx(1.0 / scored));
+    auto perfect = task->metrics("in_dist");
+    for (uint64_t i = 0; i < 10; ++i) perfect->add(task->example("in_dist", 0, i), all_correct(task->example("in_dist", 0, i)));
+    CHECK(perfect->result()["error_rate"].get<double>() == 0.0);
+    CHECK(perfect->result()["scored"] == scored);
     CHECK(task->primary_metric() == "error_rate");
     CHECK_FALSE(task->higher_is_better());
   }
