@@ -7,6 +7,8 @@ void add_commands(CLI::App& app) {
   add_run_command(app);
   add_table_command(app);
   add_bench_command(app);
+  add_bench_tasks_command(app);
+  add_sample_command(app);
 }
 
 }  // namespace pathbench
