@@ -59,6 +59,7 @@ json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* t
            {"train_time_s", outcome.train_seconds},
            {"eval_time_s", outcome.eval_seconds},
            {"steps_done", outcome.steps_done},
+           {"resumed_from_step", outcome.resumed_from},
            {"train_tokens", outcome.train_tokens},
            {"tokens_per_s", outcome.train_seconds > 0 ? json(outcome.train_tokens / outcome.train_seconds) : json(nullptr)},
            {"parameters", outcome.parameters},

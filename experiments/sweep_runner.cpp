@@ -68,6 +68,13 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
     if (s.previous == "done") continue;
     const PlannedRun& run = *s.run;
     const RunFiles files = run_files(options.out_dir, run);
+    if (!s.previous.empty()) {
+      // An earlier attempt failed: start afresh, and let a kill of this attempt resume from its own
+      // checkpoints (a run resumes only when it has no result).
+      std::error_code ignored;
+      std::filesystem::remove(files.result, ignored);
+      std::filesystem::remove(files.checkpoint, ignored);
+    }
     if (run.config.threads > 0) omp_set_num_threads(int(run.config.threads));
     RunContext context{options.config_file, utc_timestamp(), "", 0, omp_get_max_threads(), cpu_description(), git};
     progress.begin_run(run.file_stem(), run.config.training.steps);
@@ -76,7 +83,7 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
     RunOutcome outcome;
     try {
       task = options.tasks.make(run.config.task, run.label + ": task");
-      outcome = train_run(run.config, *task, files.curve, progress);
+      outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, s.previous.empty()}, progress);
     } catch (const Error& e) {
       outcome.status = "failed";
       outcome.failure_reason = e.what();

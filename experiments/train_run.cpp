@@ -1,4 +1,4 @@
-// train_run: the training loop of one run, its curve and its failure handling.
+// train_run: the training loop of one run, its curve, checkpoints and failure handling.
 #include "experiments/train_run.h"
 
 #include <fmt/format.h>
@@ -10,6 +10,8 @@
 #include "core/error.h"
 #include "core/optim/trainer.h"
 #include "experiments/evaluate.h"
+#include "experiments/file_output.h"
+#include "experiments/run_checkpoint.h"
 #include "tasks/collate.h"
 
 namespace pathbench {
@@ -20,15 +22,21 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Running means of one logging window.
-struct Window {
-  int64_t steps = 0;
-  double loss = 0, grad_norm = 0, tokens = 0, seconds = 0;
-};
-
+// Appends lines to the curve file. Opening it keeps the lines of steps <= keep_through (a resumed
+// checkpoint's step) and drops the rest.
 class CurveWriter {
  public:
-  explicit CurveWriter(const std::string& path) : path_(path), out_(path, std::ios::trunc) {
+  CurveWriter(const std::string& path, int64_t keep_through) : path_(path) {
+    std::string kept;
+    if (keep_through > 0) {
+      std::ifstream in(path);
+      for (std::string line; std::getline(in, line);) {
+        const json j = json::parse(line, nullptr, false);
+        if (!j.is_discarded() && j.value("step", int64_t(0)) <= keep_through) kept += line + "\n";
+      }
+    }
+    write_file_atomically(path, kept);
+    out_.open(path, std::ios::app);
     if (!out_) throw Error(fmt::format("cannot write '{}'", path));
   }
   void write(const json& line) {
@@ -63,10 +71,11 @@ void check_training_device(const std::string& device) {
   throw Error(fmt::format("device '{}': this build cannot train on it (use --device cpu)", device));
 }
 
-RunOutcome train_run(const RunConfig& c, const Task& task, const std::string& curve_path, RunObserver& observer) {
+RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& outputs, RunObserver& observer) {
   RunOutcome out;
-  int64_t step = 0;      // completed steps
-  int64_t at_step = 0;   // the step a failure is reported at: the one in progress, or the last one before an evaluation
+  RunProgress p;
+  p.last_logged_loss = std::nan("");
+  int64_t at_step = 0;  // the step a failure is reported at: the one in progress, or the last one before an evaluation
   try {
     check_training_device(c.device);
     ModelConfig mc = c.model;
@@ -75,22 +84,19 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const std::string& cu
     model.init_parameters(uint64_t(c.seed));
     out.parameters = int64_t(model.params().count());
     Trainer<float> trainer(model, c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm);
-    CurveWriter curve(curve_path);
+    const bool checkpoints = c.training.checkpoint_every > 0;
+    if (checkpoints && outputs.resume)
+      if (auto resumed = load_run_checkpoint(outputs.checkpoint, c.hash(), model, trainer.optimizer())) {
+        p = *resumed;
+        out.resumed_from = p.step;
+      }
+    CurveWriter curve(outputs.curve, p.step);
+    const int64_t steps = c.training.steps;
 
-    auto run_eval = [&]() {
-      at_step = step;
+    while (p.step < steps) {
+      at_step = p.step + 1;
       const auto t0 = Clock::now();
-      out.metrics = evaluate(model, task, c.training);
-      out.eval_seconds += seconds_since(t0);
-      curve.write(eval_curve_line(step, out.metrics));
-    };
-
-    Window window;
-    const auto train_start = Clock::now();
-    while (step < c.training.steps) {
-      at_step = step + 1;
-      const auto t0 = Clock::now();
-      const TokenBatch batch = training_batch(task, c, step);
+      const TokenBatch batch = training_batch(task, c, p.step);
       const TrainStep r = trainer.step(batch);
       const double seconds = seconds_since(t0);
       if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
@@ -101,27 +107,35 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const std::string& cu
                                          r.grad_norm);
         break;
       }
-      ++step;
+      const int64_t step = ++p.step;
       const double tokens = double(batch.batch * batch.length);
-      out.train_tokens += tokens;
-      out.train_seconds += seconds;
-      window.steps += 1;
-      window.loss += r.loss;
-      window.grad_norm += r.grad_norm;
-      window.tokens += tokens;
-      window.seconds += seconds;
-      observer.on_step(step, c.training.steps, r.loss, tokens / std::max(seconds, 1e-9));
-      if (step % c.training.log_every == 0 || step == c.training.steps) {
-        out.final_loss = window.loss / double(window.steps);
+      p.train_tokens += tokens;
+      p.train_seconds += seconds;
+      p.window.steps += 1;
+      p.window.loss += r.loss;
+      p.window.grad_norm += r.grad_norm;
+      p.window.tokens += tokens;
+      p.window.seconds += seconds;
+      observer.on_step(step, steps, r.loss, tokens / std::max(seconds, 1e-9));
+      if (step % c.training.log_every == 0 || step == steps) {
+        p.last_logged_loss = p.window.loss / double(p.window.steps);
         curve.write(json{{"step", step},
-                         {"loss", out.final_loss},
-                         {"grad_norm", window.grad_norm / double(window.steps)},
+                         {"loss", p.last_logged_loss},
+                         {"grad_norm", p.window.grad_norm / double(p.window.steps)},
                          {"lr", r.lr},
-                         {"tokens_per_s", window.tokens / std::max(window.seconds, 1e-9)},
-                         {"elapsed_s", seconds_since(train_start)}});
-        window = Window{};
+                         {"tokens_per_s", p.window.tokens / std::max(p.window.seconds, 1e-9)},
+                         {"elapsed_s", p.train_seconds + p.eval_seconds}});
+        p.window = CurveWindow{};
       }
-      if (step == c.training.steps || (c.training.eval_every > 0 && step % c.training.eval_every == 0)) run_eval();
+      if (step == steps || (c.training.eval_every > 0 && step % c.training.eval_every == 0)) {
+        at_step = step;
+        const auto e0 = Clock::now();
+        p.metrics = evaluate(model, task, c.training);
+        p.eval_seconds += seconds_since(e0);
+        curve.write(eval_curve_line(step, p.metrics));
+      }
+      if (checkpoints && (step % c.training.checkpoint_every == 0 || step == steps))
+        save_run_checkpoint(outputs.checkpoint, c.hash(), model, trainer.optimizer(), p);
     }
   } catch (const Error& e) {
     out.status = "failed";
@@ -132,7 +146,12 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const std::string& cu
     out.failure_step = at_step;
     out.failure_reason = fmt::format("internal error: {}", e.what());
   }
-  out.steps_done = step;
+  out.steps_done = p.step;
+  out.train_tokens = p.train_tokens;
+  out.train_seconds = p.train_seconds;
+  out.eval_seconds = p.eval_seconds;
+  out.final_loss = p.last_logged_loss;
+  out.metrics = p.metrics;
   return out;
 }
 

@@ -25,6 +25,7 @@ struct RunOutcome {
   json metrics = json::object();  // final {split: metrics}
   int64_t parameters = 0;
   int64_t steps_done = 0;
+  int64_t resumed_from = 0;     // the checkpoint step training continued from (0: from scratch)
   double train_tokens = 0;      // tokens processed by training steps (padding included)
   double train_seconds = 0;
   double eval_seconds = 0;
@@ -34,9 +35,16 @@ struct RunOutcome {
 // Throws pathbench::Error when `device` cannot train in this build.
 void check_training_device(const std::string& device);
 
-// Trains `config` on `task`, writing the curve to `curve_path`. Does not throw: a non-finite loss
+// Where a run writes as it trains.
+struct RunOutputs {
+  std::string curve;        // JSONL curve, rewritten from the start (or from a resumed checkpoint's step)
+  std::string checkpoint;   // written every training.checkpoint_every steps and at the end (when > 0)
+  bool resume = false;      // continue from the checkpoint when one of this run exists
+};
+
+// Trains `config` on `task`, writing the curve (and checkpoints) to `outputs`. Does not throw: a non-finite loss
 // or gradient ends the run with status "nan", an exception (a pathbench::Error, or any other as an
 // internal error) with status "failed", both with the step and the reason.
-RunOutcome train_run(const RunConfig& config, const Task& task, const std::string& curve_path, RunObserver& observer);
+RunOutcome train_run(const RunConfig& config, const Task& task, const RunOutputs& outputs, RunObserver& observer);
 
 }  // namespace pathbench

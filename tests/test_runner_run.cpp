@@ -265,3 +265,62 @@ TEST_CASE("a device this build cannot train on stops the sweep before any run", 
   CHECK_THROWS_WITH(run(plan(doc), dir), Catch::Contains("device 'cuda'"));
   CHECK(count_files(dir, ".json") == 0);
 }
+
+namespace {
+
+struct Killed {};  // not a std::exception: escapes train_run like a kill
+
+// Stops the run (as a kill would) after `at` steps.
+struct KillAt : RunObserver {
+  int64_t at;
+  explicit KillAt(int64_t step) : at(step) {}
+  void on_step(int64_t step, int64_t, double, double) override {
+    if (step == at) throw Killed{};
+  }
+};
+
+// The curve without its timing fields.
+std::vector<json> curve_values(const std::string& path) {
+  std::vector<json> lines = curve_lines(path);
+  for (json& l : lines) {
+    l.erase("tokens_per_s");
+    l.erase("elapsed_s");
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("a run killed mid-way resumes from its checkpoint and ends bit-identical", "[runner]") {
+  json doc = tiny_run_config();
+  doc["training"]["checkpoint_every"] = 2;
+  doc["training"]["log_every"] = 3;  // the checkpoint at step 4 falls inside an open logging window
+  const auto runs = plan(doc);
+  const std::string straight = fresh_temp_dir("ckpt-straight"), killed = fresh_temp_dir("ckpt-killed");
+  run(runs, straight);
+
+  const RunFiles files = run_files(killed, runs[0]);
+  const auto task = fixture_tasks().make(runs[0].config.task, "test");
+  KillAt kill(5);
+  CHECK_THROWS_AS(train_run(runs[0].config, *task, RunOutputs{files.curve, files.checkpoint, true}, kill), Killed);
+  CHECK(fs::exists(files.checkpoint));
+  CHECK_FALSE(fs::exists(files.result));
+
+  CHECK(run(runs, killed).done == 1);
+  const json resumed = json::parse(read_file(files.result));
+  CHECK(resumed["status"] == "done");
+  CHECK(resumed["resumed_from_step"] == 4);
+  CHECK(resumed["steps_done"] == 6);
+  CHECK(resumed["train_tokens"] == 6 * 4 * 6);
+  const json uninterrupted = json::parse(read_file(run_files(straight, runs[0]).result));
+  CHECK(uninterrupted["resumed_from_step"] == 0);
+  CHECK(resumed["metrics"] == uninterrupted["metrics"]);
+  CHECK(resumed["final_train_loss"] == uninterrupted["final_train_loss"]);
+  CHECK(curve_values(files.curve) == curve_values(run_files(straight, runs[0]).curve));
+
+  // A checkpoint is only resumed by its own run.
+  const auto other = plan_runs(doc, {{"seed", 1}}, "cfg.json", fixture_tasks());
+  fs::copy_file(files.checkpoint, run_files(killed, other[0]).checkpoint);
+  run(other, killed);
+  CHECK(json::parse(read_file(run_files(killed, other[0]).result))["resumed_from_step"] == 0);
+}

@@ -1,0 +1,73 @@
+// Run checkpoints: model + optimizer through experiments/checkpoint.h, runner progress as JSON
+// metadata (doubles round-trip exactly through JSON, so a resumed run continues bit-identically).
+#include "experiments/run_checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+#include "experiments/checkpoint.h"
+
+namespace pathbench {
+
+namespace {
+
+json nullable(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+}  // namespace
+
+void save_run_checkpoint(const std::string& path, const std::string& run_hash, const Transformer<float>& model,
+                         const AdamW<float>& optimizer, const RunProgress& p) {
+  const json state{{"step", p.step},
+                   {"train_tokens", p.train_tokens},
+                   {"train_seconds", p.train_seconds},
+                   {"eval_seconds", p.eval_seconds},
+                   {"last_logged_loss", nullable(p.last_logged_loss)},
+                   {"window",
+                    {{"steps", p.window.steps},
+                     {"loss", p.window.loss},
+                     {"grad_norm", p.window.grad_norm},
+                     {"tokens", p.window.tokens},
+                     {"seconds", p.window.seconds}}},
+                   {"metrics", p.metrics}};
+  save_checkpoint(path, model, &optimizer, {{"run_hash", run_hash}, {"run_progress", state.dump()}});
+}
+
+std::optional<RunProgress> load_run_checkpoint(const std::string& path, const std::string& run_hash,
+                                               Transformer<float>& model, AdamW<float>& optimizer) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  LoadedCheckpoint loaded = load_checkpoint(path);
+  const auto hash = loaded.metadata.find("run_hash");
+  const auto progress = loaded.metadata.find("run_progress");
+  if (hash == loaded.metadata.end() || hash->second != run_hash || progress == loaded.metadata.end())
+    return std::nullopt;
+  if (loaded.model->params().count() != model.params().count())
+    throw Error(fmt::format("{}: holds {} parameters, the run's model has {}", path, loaded.model->params().count(),
+                            model.params().count()));
+  model.params().values() = loaded.model->params().values();
+  load_optimizer_state(path, model, optimizer);
+  const json s = json::parse(progress->second, nullptr, false);
+  if (s.is_discarded() || !s.is_object())
+    throw Error(fmt::format("{}: metadata 'run_progress' is not a JSON object", path));
+  try {
+    RunProgress p;
+    p.step = s.at("step");
+    p.train_tokens = s.at("train_tokens");
+    p.train_seconds = s.at("train_seconds");
+    p.eval_seconds = s.at("eval_seconds");
+    p.last_logged_loss = s.at("last_logged_loss").is_number() ? s["last_logged_loss"].get<double>() : std::nan("");
+    const json& w = s.at("window");
+    p.window = CurveWindow{w.at("steps"), w.at("loss"), w.at("grad_norm"), w.at("tokens"), w.at("seconds")};
+    p.metrics = s.at("metrics");
+    if (p.step != optimizer.steps())
+      throw Error(fmt::format("{}: runner step {} differs from the optimizer's step {}", path, p.step,
+                              optimizer.steps()));
+    return p;
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: metadata 'run_progress' is incomplete ({})", path, e.what()));
+  }
+}
+
+}  // namespace pathbench

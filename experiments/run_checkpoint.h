@@ -1,0 +1,37 @@
+// Mid-run checkpoints of a training run: the model and AdamW state (experiments/checkpoint.h)
+// plus the runner's own progress (step, running totals, the open logging window, the last
+// metrics), tagged with the run's hash so a checkpoint is only ever resumed by its own run.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "core/model/transformer.h"
+#include "core/optim/adamw.h"
+
+namespace pathbench {
+
+// Running sums of one logging window of the curve.
+struct CurveWindow {
+  int64_t steps = 0;
+  double loss = 0, grad_norm = 0, tokens = 0, seconds = 0;
+};
+
+// Where a run stands after `step` completed steps.
+struct RunProgress {
+  int64_t step = 0;
+  double train_tokens = 0, train_seconds = 0, eval_seconds = 0;
+  double last_logged_loss = 0;     // mean loss of the last written window (NaN before the first)
+  CurveWindow window;
+  json metrics = json::object();  // of the last evaluation
+};
+
+void save_run_checkpoint(const std::string& path, const std::string& run_hash, const Transformer<float>& model,
+                         const AdamW<float>& optimizer, const RunProgress& progress);
+
+// Loads a checkpoint of run `run_hash` into `model` and `optimizer` (both built from the run's
+// config) and returns its progress; nullopt when no file exists or it belongs to another run.
+// Throws pathbench::Error for an unreadable or mismatched file.
+std::optional<RunProgress> load_run_checkpoint(const std::string& path, const std::string& run_hash,
+                                               Transformer<float>& model, AdamW<float>& optimizer);
+
+}  // namespace pathbench
