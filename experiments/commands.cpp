@@ -6,6 +6,9 @@ namespace pathbench {
 void add_commands(CLI::App& app) {
   add_run_command(app);
   add_table_command(app);
+  add_plot_command(app);
+  add_slurm_command(app);
+  add_config_reference_command(app);
   add_bench_command(app);
   add_bench_tasks_command(app);
   add_sample_command(app);

@@ -10,6 +10,9 @@ void add_commands(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_table_command(CLI::App& app);
+void add_config_reference_command(CLI::App& app);
+void add_slurm_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
 void add_bench_tasks_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 

@@ -1,0 +1,57 @@
+// `pathbench plot DIR`: run plots/plot_all.py on a results folder (PNG + CSV per figure). The
+// script itself finds a Python interpreter that has matplotlib (plots/find_matplotlib.py).
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "build_info.h"
+#include "core/error.h"
+#include "experiments/commands.h"
+#include "experiments/process.h"
+
+namespace pathbench {
+
+namespace {
+
+struct PlotCommandOptions {
+  std::string dir, out, scripts;
+};
+
+void plot_command(const PlotCommandOptions& o) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(o.dir)) throw Error(fmt::format("'{}' is not a folder", o.dir));
+  const fs::path script = fs::path(o.scripts.empty() ? fs::path(PATHBENCH_SOURCE_ROOT) / "plots" : fs::path(o.scripts)) /
+                          "plot_all.py";
+  if (!fs::exists(script))
+    throw Error(fmt::format("plot script '{}' not found (point --scripts at the plots/ folder)", script.string()));
+  const std::string out = o.out.empty() ? (fs::path(o.dir) / "plots").string() : o.out;
+  std::vector<std::string> tried;
+  const char* env = std::getenv("PATHBENCH_PYTHON");
+  for (const char* python : {env, "python3", "/usr/bin/python3"}) {
+    if (!python || !*python) continue;
+    tried.push_back(python);
+    const ProcessResult r = run_process({python, script.string(), o.dir, "--out", out}, false);
+    if (r.exit_code == 127 || r.exit_code == -1) continue;  // this interpreter could not be started
+    if (r.exit_code != 0) throw Error(fmt::format("plotting failed ({} exited with status {})", python, r.exit_code));
+    return;
+  }
+  throw Error(fmt::format("no Python interpreter could be started (tried: {}); set PATHBENCH_PYTHON",
+                          fmt::join(tried, ", ")));
+}
+
+}  // namespace
+
+void add_plot_command(CLI::App& app) {
+  auto o = std::make_shared<PlotCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "plot",
+      "write the figures of a results folder (bars per split, metric vs length, fewest layers vs length, "
+      "training curves), each PNG with its CSV, using plots/plot_all.py and a Python that has matplotlib");
+  cmd->add_option("dir", o->dir, "folder of result files")->required();
+  cmd->add_option("--out", o->out, "folder for the PNG and CSV files (default: DIR/plots)");
+  cmd->add_option("--scripts", o->scripts, "the plots/ folder (default: the one of this source tree)");
+  cmd->callback([o]() { plot_command(*o); });
+}
+
+}  // namespace pathbench

@@ -1,0 +1,20 @@
+"""Every figure for a results folder: splits (bar), lengths (line), fewest layers (word problems)
+and training curves, each PNG with the CSV behind it. Usage: plot_all.py RESULTS_DIR [--out DIR]."""
+import find_matplotlib  # noqa: F401  (before matplotlib)
+
+import plot_curves
+import plot_fewest_layers
+import plot_lengths
+import plot_splits
+import results as R
+
+
+def plot(all_results, out_dir):
+    written = []
+    for module in (plot_splits, plot_lengths, plot_fewest_layers, plot_curves):
+        written += module.plot(all_results, out_dir)
+    return written
+
+
+if __name__ == "__main__":
+    R.main(plot, __doc__)

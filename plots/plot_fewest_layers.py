@@ -1,0 +1,75 @@
+"""For word problems: the fewest layers whose mean (over seeds) primary metric passes a threshold
+(default > 90% sequence accuracy), per encoding, against length. One figure per group of runs that
+differ only in encoding, layers and seed; groups with a single depth or no per-length breakdown are
+skipped."""
+import os
+
+import find_matplotlib  # noqa: F401  (before matplotlib)
+import matplotlib.pyplot as plt
+
+import plot_lengths
+import results as R
+import style
+
+FREE = ["model.encoding", "model.encoding_options", "model.n_layers", "seed"]
+THRESHOLD = 0.9
+
+
+def layers(run):
+    return run["config"]["model"]["n_layers"]
+
+
+def fewest(runs, key, metric, higher_is_better, threshold):
+    """{group: fewest layers passing, or None} for runs of one encoding."""
+    by_depth = {}
+    for r in runs:
+        by_depth.setdefault(layers(r), []).append(plot_lengths.per_group(r, key, metric))
+    groups = sorted(set().union(*[v for vs in by_depth.values() for v in vs]))
+    out = {}
+    for g in groups:
+        out[g] = None
+        for depth in sorted(by_depth):
+            m, _, _ = R.mean_std([v.get(g) for v in by_depth[depth]])
+            if m is not None and (m > threshold if higher_is_better else m < threshold):
+                out[g] = depth
+                break
+    return out
+
+
+def plot(all_results, out_dir, threshold=THRESHOLD):
+    style.apply_defaults()
+    written = []
+    for name, title, runs in R.figure_groups(all_results, FREE):
+        key = R.breakdown_key(runs)
+        depths = sorted({layers(r) for r in runs})
+        if key is None or len(depths) < 2:
+            continue
+        metric, higher = R.primary_metric(runs)
+        fig, ax = plt.subplots(figsize=(5, 3.4))
+        rows = []
+        encodings = sorted({R.encoding(r) for r in runs}, key=style.order_key)
+        for i, enc in enumerate(encodings):
+            result = fewest([r for r in runs if R.encoding(r) == enc], key, metric, higher, threshold)
+            for g, depth in result.items():
+                rows.append([enc, g, metric, threshold, "" if depth is None else depth])
+            xs = [g for g, d in result.items() if d is not None]
+            # a small vertical offset per encoding keeps overlapping lines apart
+            ys = [result[g] + (i - (len(encodings) - 1) / 2) * 0.04 for g in xs]
+            ax.plot(xs, ys, marker="o", ms=4, color=style.color(enc), label=style.label(enc))
+        ax.set_xscale("log", base=2)
+        ax.set_yticks(depths)
+        ax.set_xlabel(key[len("per_"):].replace("_", " "))
+        ax.set_ylabel("fewest layers with {} {} {:g}%".format(metric.replace("_", " "), ">" if higher else "<",
+                                                              threshold * 100))
+        ax.set_title(title + " (missing: no depth up to {} passes)".format(depths[-1]), fontsize=9)
+        ax.legend(fontsize=8)
+        stem = "fewest-layers-" + name
+        R.write_csv(os.path.join(out_dir, stem + ".csv"),
+                    ["encoding", key[len("per_"):], "metric", "threshold", "fewest_layers"], rows)
+        written.append(R.save(fig, out_dir, stem))
+        plt.close(fig)
+    return written
+
+
+if __name__ == "__main__":
+    R.main(plot, __doc__)

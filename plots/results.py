@@ -1,0 +1,134 @@
+"""Reading a results folder (the runner's JSON documents and JSONL curves) and the bookkeeping the
+figures share: grouping runs into figures, means over seeds, writing the CSV beside each PNG."""
+import csv
+import json
+import math
+import os
+import re
+import statistics
+
+
+def load_results(folder):
+    """Every result document under `folder` (recursively), each with its "path"."""
+    results = []
+    for root, _, files in os.walk(folder):
+        for name in sorted(files):
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(root, name)
+            try:
+                with open(path) as f:
+                    doc = json.load(f)
+            except (OSError, ValueError):
+                continue
+            if isinstance(doc, dict) and "pathbench_result" in doc:
+                doc["path"] = path
+                results.append(doc)
+    return sorted(results, key=lambda r: r["path"])
+
+
+def load_curve(result):
+    """The curve lines of a result (empty when the file is missing)."""
+    path = os.path.join(os.path.dirname(result["path"]), result.get("curve", ""))
+    lines = []
+    if result.get("curve") and os.path.exists(path):
+        with open(path) as f:
+            lines = [json.loads(line) for line in f if line.strip()]
+    return lines
+
+
+def flatten(value, prefix=""):
+    if isinstance(value, dict) and value:
+        out = {}
+        for k, v in value.items():
+            out.update(flatten(v, prefix + "." + k if prefix else k))
+        return out
+    return {prefix: json.dumps(value, sort_keys=True)}
+
+
+def encoding(result):
+    return result["config"]["model"]["encoding"]
+
+
+def figure_groups(results, free_keys):
+    """Splits finished results into figures: runs whose configs agree outside `free_keys` (dotted
+    prefixes, e.g. "model.encoding") share a figure. Returns [(name, title, runs)], where name is a
+    file-name part and title lists what distinguishes the figure."""
+    done = [r for r in results if r.get("status") == "done"]
+
+    def fixed(r):
+        return {k: v for k, v in flatten(r["config"]).items()
+                if not any(k == f or k.startswith(f + ".") for f in free_keys)}
+
+    groups = {}
+    for r in done:
+        key = json.dumps(fixed(r), sort_keys=True)
+        groups.setdefault(key, []).append(r)
+    keys = list(groups)
+    varying = sorted({k for a in keys for b in keys for k in set(json.loads(a)) | set(json.loads(b))
+                      if json.loads(a).get(k) != json.loads(b).get(k)})
+    out = []
+    for key in keys:
+        runs = groups[key]
+        values = json.loads(key)
+        task = runs[0]["config"]["task"]["name"]
+        parts = ["{}={}".format(k.split(".")[-1], json.loads(values[k]) if k in values else "-") for k in varying]
+        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join([task] + parts))
+        out.append((name, ", ".join([task] + parts), runs))
+    return out
+
+
+def mean_std(values):
+    values = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    if not values:
+        return None, None, 0
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0), len(values)
+
+
+def primary_metric(runs):
+    return runs[0].get("primary_metric", "error_rate"), runs[0].get("higher_is_better", False)
+
+
+def is_ratio(metric):
+    return any(word in metric for word in ("rate", "accuracy", "match"))
+
+
+def breakdown_key(runs):
+    """The per-group breakdown key (e.g. "per_length") the runs' metrics have, or None."""
+    for r in runs:
+        for split_metrics in r.get("metrics", {}).values():
+            for key in split_metrics:
+                if key.startswith("per_"):
+                    return key
+    return None
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def save(fig, out_dir, stem):
+    """Writes <stem>.png (the CSV is written by the caller beside it) and returns the path."""
+    path = os.path.join(out_dir, stem + ".png")
+    fig.savefig(path, bbox_inches="tight")
+    return path
+
+
+def main(plot, description):
+    """The command line of a plotting script: RESULTS_DIR [--out DIR]; prints the files written."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("results", help="folder of result files (searched recursively)")
+    parser.add_argument("--out", help="folder for the PNG and CSV files (default: <results>/plots)")
+    args = parser.parse_args()
+    out_dir = args.out or os.path.join(args.results, "plots")
+    os.makedirs(out_dir, exist_ok=True)
+    found = load_results(args.results)
+    if not found:
+        raise SystemExit("plots: error: no result files in '{}'".format(args.results))
+    for path in plot(found, out_dir):
+        print("wrote", path)

@@ -1,0 +1,143 @@
+// The command line around the runner: --help of every subcommand, the generated config reference
+// against the committed docs, run/table/slurm through their CLI, the Slurm script, and the plots.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "build_info.h"
+#include "core/error.h"
+#include "experiments/commands.h"
+#include "experiments/config_reference.h"
+#include "experiments/file_output.h"
+#include "experiments/process.h"
+#include "experiments/result_file.h"
+#include "experiments/slurm_script.h"
+#include "experiments/sweep_runner.h"
+#include "tests/runner_fixture.h"
+
+using namespace pathbench;
+using namespace pathbench::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Parses (and so runs) a command line of the pathbench CLI.
+void cli(std::vector<std::string> args) {
+  CLI::App app{"pathbench"};
+  app.require_subcommand(1);
+  add_commands(app);
+  args.insert(args.begin(), "pathbench");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(int(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("every subcommand has a description and --help", "[runner]") {
+  CLI::App app{"pathbench"};
+  add_commands(app);
+  const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
+  REQUIRE(subcommands.size() >= 6);
+  for (CLI::App* sub : subcommands) {
+    INFO(sub->get_name());
+    CHECK_FALSE(sub->get_description().empty());
+    CHECK_THROWS_AS(cli({sub->get_name(), "--help"}), CLI::CallForHelp);
+  }
+}
+
+TEST_CASE("docs/config-reference.md is the generated reference", "[runner]") {
+  const std::string committed = read_file(std::string(PATHBENCH_SOURCE_DIR) + "/docs/config-reference.md");
+  INFO("regenerate it: ./build/pathbench config-reference > docs/config-reference.md");
+  CHECK(committed == config_reference_markdown());
+  const std::string reference = config_reference_markdown();
+  for (const char* key : {"`warmup_steps`", "`checkpoint_every`", "`encoding_options`", "`grid`", "`zip`", "--set"})
+    CHECK_THAT(reference, Catch::Contains(key));
+}
+
+TEST_CASE("run, table and slurm through the command line", "[runner]") {
+  const std::string dir = fresh_temp_dir("cli");
+  const std::string config = dir + "/flip.json";
+  write_file_atomically(config, R"({"model": {"n_layers": 1, "d_model": 16, "n_heads": 2},
+    "task": {"name": "flipflop", "length": 16}, "training": {"steps": 2, "batch_size": 2, "eval_examples": 4},
+    "grid": {"seed": [0, 1]}, "threads": 1})");
+  cli({"run", config, "--dry-run", "--out", dir + "/results"});
+  CHECK_FALSE(fs::exists(dir + "/results"));
+  cli({"run", config, "--out", dir + "/results", "--set", "training.log_every=1", "--shard", "1/2"});
+  CHECK(load_results(dir + "/results").size() == 1);
+  CHECK(load_results(dir + "/results")[0]["seed"] == 1);
+  cli({"table", dir + "/results", "--rows", "seed", "--out", dir + "/table.md"});
+  CHECK_THAT(read_file(dir + "/table.md"), Catch::Contains("| seed \\ split |") && Catch::Contains("| 1 |"));
+  cli({"slurm", config, "--out", dir + "/job.sbatch", "--results", dir + "/results", "--set", "training.steps=3"});
+  CHECK_THAT(read_file(dir + "/job.sbatch"), Catch::Contains("#SBATCH --array=0-1") &&
+                                                 Catch::Contains("--set training.steps=3"));
+  // Errors name the file and key, and nothing runs.
+  CHECK_THROWS_WITH(cli({"run", config, "--set", "training.stpes=3", "--out", dir + "/bad"}),
+                    Catch::Contains(config) && Catch::Contains("stpes"));
+  CHECK_FALSE(fs::exists(dir + "/bad"));
+  CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
+}
+
+TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
+  SlurmOptions o;
+  o.pathbench = "/opt/pathbench/build/pathbench";
+  o.config = "/home/me/configs/flip flop.json";
+  o.results = "/scratch/results/flip";
+  o.workdir = "/home/me";
+  o.sets = {"model.encoding=path", "optimizer.lr=3e-3"};
+  o.runs = 30;
+  o.shards = 8;
+  o.gpus_per_task = 1;
+  o.partition = "gpu";
+  const std::string s = slurm_script(o);
+  CHECK(s.rfind("#!/bin/bash\n", 0) == 0);
+  for (const char* line : {"#SBATCH --array=0-7\n", "#SBATCH --gpus-per-task=1\n", "#SBATCH --partition=gpu\n",
+                           "#SBATCH --output=/scratch/results/flip/slurm-%A_%a.out\n", "cd /home/me\n"})
+    CHECK_THAT(s, Catch::Contains(line));
+  CHECK_THAT(s, Catch::Contains("exec /opt/pathbench/build/pathbench run '/home/me/configs/flip flop.json' --out "
+                                "/scratch/results/flip --shard \"${SLURM_ARRAY_TASK_ID}/8\"") &&
+                    Catch::Contains("--set model.encoding=path --set optimizer.lr=3e-3"));
+  CHECK_THAT(s, !Catch::Contains("--mem"));
+  o.shards = 0;  // one task per run
+  CHECK_THAT(slurm_script(o), Catch::Contains("--array=0-29\n") && Catch::Contains("/30\""));
+  o.shards = 100;  // never more tasks than runs
+  CHECK_THAT(slurm_script(o), Catch::Contains("--array=0-29\n"));
+  CHECK(shell_quote("it's") == "'it'\\''s'");
+  CHECK(shell_quote("") == "''");
+}
+
+TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][plots]") {
+  const std::string dir = fresh_temp_dir("plots");
+  json doc = tiny_run_config();
+  doc["grid"] = json{{"model.encoding", {"nope", "rope"}}, {"model.n_layers", {1, 2}}};
+  SweepOptions options{dir + "/results", "cfg.json", Shard{}, fixture_tasks()};
+  SweepProgress quiet(nullptr, SweepProgress::Mode::Quiet);
+  REQUIRE(run_sweep(plan_runs(doc, {}, "cfg.json", fixture_tasks()), options, quiet).done == 4);
+
+  bool have_matplotlib = false;
+  for (const char* python : {"python3", "/usr/bin/python3"})
+    have_matplotlib = have_matplotlib || run_process({python, "-c", "import matplotlib"}, true).exit_code == 0;
+  if (!have_matplotlib) {
+    WARN("not checked: no Python with matplotlib on this machine");
+    return;
+  }
+  const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/plots/plot_all.py";
+  REQUIRE(run_process({"python3", script, dir + "/results", "--out", dir + "/plots"}, true).exit_code == 0);
+  std::vector<std::string> pngs;
+  for (const auto& e : fs::directory_iterator(dir + "/plots"))
+    if (e.path().extension() == ".png") pngs.push_back(e.path().stem().string());
+  std::sort(pngs.begin(), pngs.end());
+  CHECK(pngs == std::vector<std::string>{"curves-parity-n_layers=1", "curves-parity-n_layers=2",
+                                         "fewest-layers-parity", "lengths-parity-n_layers=1",
+                                         "lengths-parity-n_layers=2", "splits-parity-n_layers=1",
+                                         "splits-parity-n_layers=2"});
+  for (const auto& stem : pngs) {
+    INFO(stem);
+    const std::string csv = read_file(dir + "/plots/" + stem + ".csv");
+    CHECK(std::count(csv.begin(), csv.end(), '\n') >= 3);
+    CHECK(csv.rfind("encoding,", 0) == 0);
+  }
+  CHECK_THAT(read_file(dir + "/plots/fewest-layers-parity.csv"),
+             Catch::Contains("encoding,length,metric,threshold,fewest_layers"));
+}
