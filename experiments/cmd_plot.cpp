@@ -44,10 +44,11 @@ void plot_command(const PlotCommandOptions& o) {
 
 void add_plot_command(CLI::App& app) {
   auto o = std::make_shared<PlotCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "plot",
-      "write the figures of a results folder (bars per split, metric vs length, fewest layers vs length, "
-      "training curves), each PNG with its CSV, using plots/plot_all.py and a Python that has matplotlib");
+  CLI::App* cmd = app.add_subcommand("plot", "write the figures of a folder of results (PNG, with the CSV behind each)");
+  cmd->footer(
+      "Runs plots/plot_all.py: bars of the primary metric per encoding and split, metric against length, "
+      "fewest layers reaching 90% against length (word problems), training curves. The script finds a "
+      "Python that has matplotlib ($PATHBENCH_PYTHON, python3, /usr/bin/python3).");
   cmd->add_option("dir", o->dir, "folder of result files")->required();
   cmd->add_option("--out", o->out, "folder for the PNG and CSV files (default: DIR/plots)");
   cmd->add_option("--scripts", o->scripts, "the plots/ folder (default: the one of this source tree)");

@@ -70,12 +70,14 @@ void run_command(const RunCommandOptions& o) {
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "run",
-      "Train every run of a config (a sweep expands its grid and zip blocks); each run writes "
-      "<out>/<id>-<hash>.json and a .curve.jsonl beside it. Runs whose result says done are skipped, so "
-      "an interrupted sweep resumes by running the same command. A run that goes NaN is recorded with "
-      "status nan; a run that fails is recorded with its reason and the command exits with status 1 at the end.");
+  CLI::App* cmd = app.add_subcommand("run", "train every run of a config or sweep; write one result JSON and curve per run");
+  cmd->footer(
+      "A sweep expands its grid and zip blocks; every run is validated before any starts. Each run writes "
+      "<out>/<id>-<hash>.json (written atomically) and <id>-<hash>.curve.jsonl. Runs whose result says done "
+      "are skipped, so an interrupted sweep resumes by running the same command (with "
+      "training.checkpoint_every > 0 a killed run continues from its last checkpoint). A run that goes NaN "
+      "is recorded with status nan; a run that fails is recorded with its reason, the sweep goes on, and "
+      "the command exits with status 1 at the end. Keys: docs/config-reference.md.");
   cmd->add_option("config", o->config, "the config JSON file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--set", o->sets,
                   "override a key: key.path=value (value as JSON, else a string); grid.key=[...] or zip.key=[...] "

@@ -39,12 +39,13 @@ void table_command(TableCommandOptions o) {
 
 void add_table_command(CLI::App& app) {
   auto o = std::make_shared<TableCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "table",
-      "Print a markdown table over the result files in a folder (recursively): rows and columns are "
-      "config keys (dotted, or encoding, layers, width, heads, task, lr, seed, steps), 'split' (the eval "
-      "splits) or a per-group breakdown such as 'length'; cells are the mean ± std across seeds. With "
-      "--fewest KEY each cell is instead the fewest KEY (e.g. layers) whose mean passes --threshold.");
+  CLI::App* cmd = app.add_subcommand("table", "markdown table over a folder of results: mean ± std across seeds");
+  cmd->footer(
+      "Rows and columns are config keys (dotted, or encoding, layers, width, heads, task, lr, seed, steps), "
+      "'split' (the eval splits) or a per-group breakdown of the metrics such as 'length' or 'book_size'. "
+      "Results may differ only in the rows, the columns and the seed (use --where to pick the rest). With "
+      "--fewest KEY each cell is instead the fewest KEY (e.g. layers) whose mean passes --threshold, e.g. "
+      "`pathbench table results/word_problems --fewest layers --cols length`.");
   cmd->add_option("dir", o->dir, "folder of result files")->required();
   cmd->add_option("--rows", o->table.rows, "row dimension")->capture_default_str();
   cmd->add_option("--cols", o->table.cols, "column dimension")->capture_default_str();

@@ -2,8 +2,6 @@
 (default > 90% sequence accuracy), per encoding, against length. One figure per group of runs that
 differ only in encoding, layers and seed; groups with a single depth or no per-length breakdown are
 skipped."""
-import os
-
 import find_matplotlib  # noqa: F401  (before matplotlib)
 import matplotlib.pyplot as plt
 
@@ -39,35 +37,31 @@ def fewest(runs, key, metric, higher_is_better, threshold):
 def plot(all_results, out_dir, threshold=THRESHOLD):
     style.apply_defaults()
     written = []
-    for name, title, runs in R.figure_groups(all_results, FREE):
-        key = R.breakdown_key(runs)
-        depths = sorted({layers(r) for r in runs})
+    for f in R.figures(all_results, FREE):
+        key = R.breakdown_key(f.runs)
+        depths = sorted({layers(r) for r in f.runs})
         if key is None or len(depths) < 2:
             continue
-        metric, higher = R.primary_metric(runs)
         fig, ax = plt.subplots(figsize=(5, 3.4))
         rows = []
-        encodings = sorted({R.encoding(r) for r in runs}, key=style.order_key)
-        for i, enc in enumerate(encodings):
-            result = fewest([r for r in runs if R.encoding(r) == enc], key, metric, higher, threshold)
+        for i, enc in enumerate(f.encodings):
+            result = fewest(f.of(enc), key, f.metric, f.higher_is_better, threshold)
             for g, depth in result.items():
-                rows.append([enc, g, metric, threshold, "" if depth is None else depth])
+                rows.append([enc, g, f.metric, threshold, "" if depth is None else depth])
             xs = [g for g, d in result.items() if d is not None]
             # a small vertical offset per encoding keeps overlapping lines apart
-            ys = [result[g] + (i - (len(encodings) - 1) / 2) * 0.04 for g in xs]
+            ys = [result[g] + (i - (len(f.encodings) - 1) / 2) * 0.04 for g in xs]
             ax.plot(xs, ys, marker="o", ms=4, color=style.color(enc), label=style.label(enc))
         ax.set_xscale("log", base=2)
         ax.set_yticks(depths)
-        ax.set_xlabel(key[len("per_"):].replace("_", " "))
-        ax.set_ylabel("fewest layers with {} {} {:g}%".format(metric.replace("_", " "), ">" if higher else "<",
-                                                              threshold * 100))
-        ax.set_title(title + " (missing: no depth up to {} passes)".format(depths[-1]), fontsize=9)
+        group_name = key[len("per_"):]
+        ax.set_xlabel(group_name.replace("_", " "))
+        ax.set_ylabel("fewest layers with {} {} {:g}".format(f.metric.replace("_", " "),
+                                                             ">" if f.higher_is_better else "<", threshold))
+        ax.set_title(f.title + " (missing: no depth up to {} passes)".format(depths[-1]), fontsize=9)
         ax.legend(fontsize=8)
-        stem = "fewest-layers-" + name
-        R.write_csv(os.path.join(out_dir, stem + ".csv"),
-                    ["encoding", key[len("per_"):], "metric", "threshold", "fewest_layers"], rows)
-        written.append(R.save(fig, out_dir, stem))
-        plt.close(fig)
+        written.append(R.finish(fig, out_dir, "fewest-layers-" + f.name,
+                                ["encoding", group_name, "metric", "threshold", "fewest_layers"], rows))
     return written
 
 

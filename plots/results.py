@@ -7,6 +7,8 @@ import os
 import re
 import statistics
 
+import style
+
 
 def load_results(folder):
     """Every result document under `folder` (recursively), each with its "path"."""
@@ -50,10 +52,27 @@ def encoding(result):
     return result["config"]["model"]["encoding"]
 
 
-def figure_groups(results, free_keys):
+class FigureRuns:
+    """The runs of one figure and what every figure needs to know about them."""
+
+    def __init__(self, name, title, runs):
+        self.name = name    # file-name part
+        self.title = title  # what distinguishes this figure from the others
+        self.runs = runs
+        self.metric = runs[0].get("primary_metric", "error_rate")
+        self.higher_is_better = runs[0].get("higher_is_better", False)
+        self.scale = 100.0 if is_ratio(self.metric) else 1.0  # ratios are shown in percent
+        self.metric_label = self.metric.replace("_", " ") + (" (%)" if self.scale == 100.0 else "")
+        self.splits = runs[0].get("eval_splits") or sorted(runs[0]["metrics"])
+        self.encodings = sorted({encoding(r) for r in runs}, key=style.order_key)
+
+    def of(self, enc):
+        return [r for r in self.runs if encoding(r) == enc]
+
+
+def figures(results, free_keys):
     """Splits finished results into figures: runs whose configs agree outside `free_keys` (dotted
-    prefixes, e.g. "model.encoding") share a figure. Returns [(name, title, runs)], where name is a
-    file-name part and title lists what distinguishes the figure."""
+    prefixes, e.g. "model.encoding") share a figure. Returns [FigureRuns]."""
     done = [r for r in results if r.get("status") == "done"]
 
     def fixed(r):
@@ -74,7 +93,7 @@ def figure_groups(results, free_keys):
         task = runs[0]["config"]["task"]["name"]
         parts = ["{}={}".format(k.split(".")[-1], json.loads(values[k]) if k in values else "-") for k in varying]
         name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join([task] + parts))
-        out.append((name, ", ".join([task] + parts), runs))
+        out.append(FigureRuns(name, ", ".join([task] + parts), runs))
     return out
 
 
@@ -83,10 +102,6 @@ def mean_std(values):
     if not values:
         return None, None, 0
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0), len(values)
-
-
-def primary_metric(runs):
-    return runs[0].get("primary_metric", "error_rate"), runs[0].get("higher_is_better", False)
 
 
 def is_ratio(metric):
@@ -110,10 +125,14 @@ def write_csv(path, header, rows):
         w.writerows(rows)
 
 
-def save(fig, out_dir, stem):
-    """Writes <stem>.png (the CSV is written by the caller beside it) and returns the path."""
+def finish(fig, out_dir, stem, header, rows):
+    """Writes <stem>.png and the CSV behind it, <stem>.csv; closes the figure; returns the PNG's path."""
+    import matplotlib.pyplot as plt
+
+    write_csv(os.path.join(out_dir, stem + ".csv"), header, rows)
     path = os.path.join(out_dir, stem + ".png")
     fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
     return path
 
 
