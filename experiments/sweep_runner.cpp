@@ -64,6 +64,7 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
                                options.out_dir));
   progress.begin_sweep(to_run, total_steps);
   const json git = source_git_state();
+  const int default_threads = omp_get_max_threads();
   for (const RunState& s : states) {
     if (s.previous == "done") continue;
     const PlannedRun& run = *s.run;
@@ -75,7 +76,7 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
       std::filesystem::remove(files.result, ignored);
       std::filesystem::remove(files.checkpoint, ignored);
     }
-    if (run.config.threads > 0) omp_set_num_threads(int(run.config.threads));
+    omp_set_num_threads(run.config.threads > 0 ? int(run.config.threads) : default_threads);
     RunContext context{options.config_file, utc_timestamp(), "", 0, omp_get_max_threads(), cpu_description(), git};
     progress.begin_run(run.file_stem(), run.config.training.steps);
     const auto t0 = std::chrono::steady_clock::now();
