@@ -1,17 +1,18 @@
-// `pathbench bench`: times training steps of the standard CPU model per encoding after warm-up,
-// prints a table and writes JSON (tokens/s, ms/step, threads, build flags).
+// `pathbench bench`: times training steps of a standard model per encoding after warm-up, on the
+// CPU or the GPU (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP,
+// batch 64 × 512 tokens, bf16, the step captured in a CUDA graph), prints a table and writes JSON
+// (tokens/s, ms/step, device, precision, build flags).
 #include <fmt/format.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
 #include "build_info.h"
 #include "core/attention/registry.h"
 #include "core/device.h"
 #include "core/error.h"
-#include "core/optim/trainer.h"
+#include "core/optim/training_backend.h"
 #include "core/rng.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
@@ -24,9 +25,26 @@ struct BenchOptions {
   std::string device = "cpu";
   std::vector<std::string> encodings;
   int64_t layers = 2, width = 128, heads = 4, length = 256, batch = 16, vocab = 8;
+  std::string mlp = "swiglu";
+  std::string precision = "fp32";
+  bool cuda_graph = true;
   int warmup = 3, steps = 10, threads = 0;
   std::string out = "bench-cpu.json";
 };
+
+// The GPU defaults: the flip-flop model and batch of DESIGN.md §7, as the PyTorch + fla pipeline ran it.
+void apply_cuda_defaults(BenchOptions& o, const CLI::App& cmd) {
+  auto unset = [&](const char* flag) { return cmd.count(flag) == 0; };
+  if (unset("--layers")) o.layers = 1;
+  if (unset("--heads")) o.heads = 2;
+  if (unset("--length")) o.length = 512;
+  if (unset("--batch")) o.batch = 64;
+  if (unset("--mlp")) o.mlp = "gelu";
+  if (unset("--precision")) o.precision = "bf16";
+  if (unset("--warmup")) o.warmup = 5;
+  if (unset("--steps")) o.steps = 50;
+  if (unset("--out")) o.out = "bench-cuda.json";
+}
 
 // Random tokens; the target of each position is the next token (timing does not depend on data).
 TokenBatch random_batch(int64_t batch, int64_t length, int64_t vocab, uint64_t seed) {
@@ -45,58 +63,82 @@ TokenBatch random_batch(int64_t batch, int64_t length, int64_t vocab, uint64_t s
   return b;
 }
 
+BackendOptions backend_options(const BenchOptions& o) {
+  BackendOptions b;
+  b.device = o.device;
+  if (!parse_precision(o.precision, b.precision))
+    throw Error(fmt::format("bench: unknown precision '{}' (fp32, tf32, bf16)", o.precision));
+  b.cuda_graph = o.cuda_graph;
+  return b;
+}
+
 json bench_encoding(const BenchOptions& o, const std::string& encoding) {
   ModelConfig mc;
   mc.vocab_size = o.vocab;
   mc.n_layers = o.layers;
   mc.d_model = o.width;
   mc.n_heads = o.heads;
+  mc.mlp = o.mlp;
   mc.encoding = encoding;
   mc = ModelConfig::from_json(mc.to_json(), "bench model");
-  Transformer<float> model(mc);
-  model.init_parameters(1);
-  Trainer<float> trainer(model, AdamWConfig{}, LrSchedule{1e-3, 0, 1000, 0.1}, 1.0);
+  TrainingSetup setup;
+  setup.schedule = LrSchedule{1e-3, 0, 1000, 0.1};
+  setup.init_seed = 1;
+  auto backend = make_training_backend(mc, setup, backend_options(o));
   TokenBatch batch = random_batch(o.batch, o.length, o.vocab, 7);
   std::vector<double> ms;
+  double last_loss = 0;
   for (int s = 0; s < o.warmup + o.steps; ++s) {
     auto t0 = std::chrono::steady_clock::now();
-    trainer.step(batch);
+    last_loss = backend->step(batch).loss;  // synchronizes: the step's device work is done
     auto t1 = std::chrono::steady_clock::now();
     if (s >= o.warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   std::sort(ms.begin(), ms.end());
   const double median = ms[ms.size() / 2];
   const double tokens_per_s = double(o.batch * o.length) / (median / 1000.0);
-  return json{{"encoding", encoding}, {"ms_per_step_median", median}, {"ms_per_step_min", ms.front()},
-              {"ms_per_step_max", ms.back()}, {"tokens_per_s", tokens_per_s}, {"parameters", model.params().count()}};
+  return json{{"encoding", encoding},
+              {"ms_per_step_median", median},
+              {"ms_per_step_min", ms.front()},
+              {"ms_per_step_max", ms.back()},
+              {"tokens_per_s", tokens_per_s},
+              {"final_loss", last_loss},
+              {"parameters", backend->download_parameters().count()}};
 }
 
 void run_bench(const BenchOptions& o) {
-  if (o.device != "cpu")
-    throw Error(fmt::format("bench: --device {} is not available in this build (use cpu)", o.device));
   if (o.threads > 0) omp_set_num_threads(o.threads);
   std::vector<std::string> encodings = o.encodings.empty() ? encoding_names() : o.encodings;
   for (const auto& e : encodings) find_encoding(e);  // fail before any timing on an unknown name
+  check_device_available(o.device);
+  const bool gpu = o.device == "cuda";
+  const std::string where = gpu ? cuda_device_description() : cpu_description();
   json results = json::array();
-  fmt::print("pathbench bench --device cpu: {} layers, width {}, {} heads, T {}, batch {}, vocab {}, {} threads\n",
-             o.layers, o.width, o.heads, o.length, o.batch, o.vocab, omp_get_max_threads());
+  fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, batch {}, vocab {}, {}\n",
+             o.device, where, o.layers, o.width, o.heads, o.mlp, o.length, o.batch, o.vocab,
+             gpu ? fmt::format("{}, CUDA graph {}", o.precision, o.cuda_graph ? "on" : "off")
+                 : fmt::format("{} threads", omp_get_max_threads()));
   fmt::print("| encoding | ms/step (median) | tokens/s |\n|---|---|---|\n");
   for (const auto& e : encodings) {
     json r = bench_encoding(o, e);
-    fmt::print("| {} | {:.1f} | {:.0f} |\n", e, r["ms_per_step_median"].get<double>(), r["tokens_per_s"].get<double>());
+    fmt::print("| {} | {:.2f} | {:.0f} |\n", e, r["ms_per_step_median"].get<double>(), r["tokens_per_s"].get<double>());
     std::fflush(stdout);
     results.push_back(r);
   }
-  json doc{{"device", "cpu"},
-           {"cpu", cpu_description()},
+  json doc{{"device", o.device},
+           {gpu ? "gpu" : "cpu", where},
            {"threads", omp_get_max_threads()},
            {"build_flags", PATHBENCH_BUILD_FLAGS},
-           {"model", {{"layers", o.layers}, {"width", o.width}, {"heads", o.heads}, {"vocab", o.vocab}}},
+           {"model", {{"layers", o.layers}, {"width", o.width}, {"heads", o.heads}, {"mlp", o.mlp}, {"vocab", o.vocab}}},
            {"batch", o.batch},
            {"length", o.length},
            {"warmup_steps", o.warmup},
            {"timed_steps", o.steps},
            {"results", results}};
+  if (gpu) {
+    doc["precision"] = o.precision;
+    doc["cuda_graph"] = o.cuda_graph;
+  }
   write_file_atomically(o.out, doc.dump(2) + "\n");
   fmt::print("wrote {}\n", o.out);
 }
@@ -105,19 +147,28 @@ void run_bench(const BenchOptions& o) {
 
 void add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
-  CLI::App* cmd = app.add_subcommand("bench", "time training steps of the standard model per encoding; write JSON");
-  cmd->add_option("--device", opts->device, "cpu (cuda where built with it)")->check(CLI::IsMember({"cpu", "cuda"}));
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "time training steps of the standard model per encoding (cuda: the flip-flop model); write JSON");
+  cmd->add_option("--device", opts->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--encodings", opts->encodings, "encodings to time (default: all registered)");
-  cmd->add_option("--layers", opts->layers, "model layers")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", opts->layers, "model layers (cpu 2, cuda 1)")->check(CLI::PositiveNumber);
   cmd->add_option("--width", opts->width, "model width")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opts->heads, "attention heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--length", opts->length, "sequence length T")->check(CLI::PositiveNumber);
-  cmd->add_option("--batch", opts->batch, "batch size")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--steps", opts->steps, "timed steps")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", opts->heads, "attention heads (cpu 4, cuda 2)")->check(CLI::PositiveNumber);
+  cmd->add_option("--mlp", opts->mlp, "MLP kind (cpu swiglu, cuda gelu)")->check(CLI::IsMember({"swiglu", "gelu"}));
+  cmd->add_option("--length", opts->length, "sequence length T (cpu 256, cuda 512)")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch", opts->batch, "batch size (cpu 16, cuda 64)")->check(CLI::PositiveNumber);
+  cmd->add_option("--precision", opts->precision, "cuda: fp32, tf32 or bf16 (default bf16); cpu: fp32")
+      ->check(CLI::IsMember(precision_names()));
+  cmd->add_option("--cuda-graph", opts->cuda_graph, "cuda: capture the training step in a CUDA graph (default true)");
+  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps (cpu 3, cuda 5)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--steps", opts->steps, "timed steps (cpu 10, cuda 50)")->check(CLI::PositiveNumber);
   cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--out", opts->out, "JSON output file");
-  cmd->callback([opts]() { run_bench(*opts); });
+  cmd->add_option("--out", opts->out, "JSON output file (default bench-<device>.json)");
+  cmd->callback([opts, cmd]() {
+    BenchOptions o = *opts;
+    if (o.device == "cuda") apply_cuda_defaults(o, *cmd);
+    run_bench(o);
+  });
 }
 
 }  // namespace pathbench
