@@ -5,17 +5,14 @@
 #include <fmt/format.h>
 #include <omp.h>
 
-#include <algorithm>
-#include <chrono>
-
 #include "build_info.h"
 #include "core/attention/registry.h"
 #include "core/device.h"
 #include "core/error.h"
-#include "core/optim/training_backend.h"
-#include "core/rng.h"
+#include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
+#include "experiments/step_timing.h"
 
 namespace pathbench {
 
@@ -24,8 +21,7 @@ namespace {
 struct BenchOptions {
   std::string device = "cpu";
   std::vector<std::string> encodings;
-  int64_t layers = 2, width = 128, heads = 4, length = 256, batch = 16, vocab = 8;
-  std::string mlp = "swiglu";
+  StepBenchShape shape;
   std::string precision = "fp32";
   bool cuda_graph = true;
   int warmup = 3, steps = 10, threads = 0;
@@ -35,32 +31,15 @@ struct BenchOptions {
 // The GPU defaults: the flip-flop model and batch of DESIGN.md §7, as the PyTorch + fla pipeline ran it.
 void apply_cuda_defaults(BenchOptions& o, const CLI::App& cmd) {
   auto unset = [&](const char* flag) { return cmd.count(flag) == 0; };
-  if (unset("--layers")) o.layers = 1;
-  if (unset("--heads")) o.heads = 2;
-  if (unset("--length")) o.length = 512;
-  if (unset("--batch")) o.batch = 64;
-  if (unset("--mlp")) o.mlp = "gelu";
+  if (unset("--layers")) o.shape.layers = 1;
+  if (unset("--heads")) o.shape.heads = 2;
+  if (unset("--length")) o.shape.length = 512;
+  if (unset("--batch")) o.shape.batch = 64;
+  if (unset("--mlp")) o.shape.mlp = "gelu";
   if (unset("--precision")) o.precision = "bf16";
   if (unset("--warmup")) o.warmup = 5;
   if (unset("--steps")) o.steps = 50;
   if (unset("--out")) o.out = "bench-cuda.json";
-}
-
-// Random tokens; the target of each position is the next token (timing does not depend on data).
-TokenBatch random_batch(int64_t batch, int64_t length, int64_t vocab, uint64_t seed) {
-  TokenBatch b;
-  b.batch = batch;
-  b.length = length;
-  CounterRng rng(seed, "bench-batch");
-  std::vector<int32_t> seq(batch * (length + 1));
-  for (auto& t : seq) t = int32_t(rng.below(vocab));
-  for (int64_t i = 0; i < batch; ++i)
-    for (int64_t t = 0; t < length; ++t) {
-      b.tokens.push_back(seq[i * (length + 1) + t]);
-      b.targets.push_back(seq[i * (length + 1) + t + 1]);
-    }
-  b.weights.assign(batch * length, 1.0f);
-  return b;
 }
 
 BackendOptions backend_options(const BenchOptions& o) {
@@ -73,37 +52,11 @@ BackendOptions backend_options(const BenchOptions& o) {
 }
 
 json bench_encoding(const BenchOptions& o, const std::string& encoding) {
-  ModelConfig mc;
-  mc.vocab_size = o.vocab;
-  mc.n_layers = o.layers;
-  mc.d_model = o.width;
-  mc.n_heads = o.heads;
-  mc.mlp = o.mlp;
-  mc.encoding = encoding;
-  mc = ModelConfig::from_json(mc.to_json(), "bench model");
-  TrainingSetup setup;
-  setup.schedule = LrSchedule{1e-3, 0, 1000, 0.1};
-  setup.init_seed = 1;
-  auto backend = make_training_backend(mc, setup, backend_options(o));
-  TokenBatch batch = random_batch(o.batch, o.length, o.vocab, 7);
-  std::vector<double> ms;
-  double last_loss = 0;
-  for (int s = 0; s < o.warmup + o.steps; ++s) {
-    auto t0 = std::chrono::steady_clock::now();
-    last_loss = backend->step(batch).loss;  // synchronizes: the step's device work is done
-    auto t1 = std::chrono::steady_clock::now();
-    if (s >= o.warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  const double median = ms[ms.size() / 2];
-  const double tokens_per_s = double(o.batch * o.length) / (median / 1000.0);
-  return json{{"encoding", encoding},
-              {"ms_per_step_median", median},
-              {"ms_per_step_min", ms.front()},
-              {"ms_per_step_max", ms.back()},
-              {"tokens_per_s", tokens_per_s},
-              {"final_loss", last_loss},
-              {"parameters", backend->download_parameters().count()}};
+  const StepTiming t = time_training_steps(o.shape, encoding, o.warmup, o.steps, backend_options(o));
+  const double tokens_per_s = double(o.shape.batch * o.shape.length) / (t.median_ms / 1000.0);
+  return json{{"encoding", encoding},        {"ms_per_step_median", t.median_ms}, {"ms_per_step_min", t.min_ms},
+              {"ms_per_step_max", t.max_ms}, {"tokens_per_s", tokens_per_s},      {"parameters", t.parameters},
+              {"final_loss", t.final_loss}};
 }
 
 void run_bench(const BenchOptions& o) {
@@ -113,9 +66,10 @@ void run_bench(const BenchOptions& o) {
   check_device_available(o.device);
   const bool gpu = o.device == "cuda";
   const std::string where = gpu ? cuda_device_description() : cpu_description();
+  const StepBenchShape& m = o.shape;
   json results = json::array();
   fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, batch {}, vocab {}, {}\n",
-             o.device, where, o.layers, o.width, o.heads, o.mlp, o.length, o.batch, o.vocab,
+             o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, m.batch, m.vocab,
              gpu ? fmt::format("{}, CUDA graph {}", o.precision, o.cuda_graph ? "on" : "off")
                  : fmt::format("{} threads", omp_get_max_threads()));
   fmt::print("| encoding | ms/step (median) | tokens/s |\n|---|---|---|\n");
@@ -129,9 +83,9 @@ void run_bench(const BenchOptions& o) {
            {gpu ? "gpu" : "cpu", where},
            {"threads", omp_get_max_threads()},
            {"build_flags", PATHBENCH_BUILD_FLAGS},
-           {"model", {{"layers", o.layers}, {"width", o.width}, {"heads", o.heads}, {"mlp", o.mlp}, {"vocab", o.vocab}}},
-           {"batch", o.batch},
-           {"length", o.length},
+           {"model", {{"layers", m.layers}, {"width", m.width}, {"heads", m.heads}, {"mlp", m.mlp}, {"vocab", m.vocab}}},
+           {"batch", m.batch},
+           {"length", m.length},
            {"warmup_steps", o.warmup},
            {"timed_steps", o.steps},
            {"results", results}};
@@ -151,18 +105,18 @@ void add_bench_command(CLI::App& app) {
       "bench", "time training steps of the standard model per encoding (cuda: the flip-flop model); write JSON");
   cmd->add_option("--device", opts->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--encodings", opts->encodings, "encodings to time (default: all registered)");
-  cmd->add_option("--layers", opts->layers, "model layers (cpu 2, cuda 1)")->check(CLI::PositiveNumber);
-  cmd->add_option("--width", opts->width, "model width")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opts->heads, "attention heads (cpu 4, cuda 2)")->check(CLI::PositiveNumber);
-  cmd->add_option("--mlp", opts->mlp, "MLP kind (cpu swiglu, cuda gelu)")->check(CLI::IsMember({"swiglu", "gelu"}));
-  cmd->add_option("--length", opts->length, "sequence length T (cpu 256, cuda 512)")->check(CLI::PositiveNumber);
-  cmd->add_option("--batch", opts->batch, "batch size (cpu 16, cuda 64)")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", opts->shape.layers, "model layers (cpu 2, cuda 1)")->check(integer_at_least(1));
+  cmd->add_option("--width", opts->shape.width, "model width")->check(integer_at_least(1));
+  cmd->add_option("--heads", opts->shape.heads, "attention heads (cpu 4, cuda 2)")->check(integer_at_least(1));
+  cmd->add_option("--mlp", opts->shape.mlp, "MLP kind (cpu swiglu, cuda gelu)")->check(CLI::IsMember({"swiglu", "gelu"}));
+  cmd->add_option("--length", opts->shape.length, "sequence length T (cpu 256, cuda 512)")->check(integer_at_least(1));
+  cmd->add_option("--batch", opts->shape.batch, "batch size (cpu 16, cuda 64)")->check(integer_at_least(1));
   cmd->add_option("--precision", opts->precision, "cuda: fp32, tf32 or bf16 (default bf16); cpu: fp32")
       ->check(CLI::IsMember(precision_names()));
   cmd->add_option("--cuda-graph", opts->cuda_graph, "cuda: capture the training step in a CUDA graph (default true)");
-  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps (cpu 3, cuda 5)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--steps", opts->steps, "timed steps (cpu 10, cuda 50)")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps (cpu 3, cuda 5)")->check(integer_at_least(0));
+  cmd->add_option("--steps", opts->steps, "timed steps (cpu 10, cuda 50)")->check(integer_at_least(1));
+  cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(integer_at_least(0));
   cmd->add_option("--out", opts->out, "JSON output file (default bench-<device>.json)");
   cmd->callback([opts, cmd]() {
     BenchOptions o = *opts;
