@@ -5,6 +5,7 @@ namespace pathbench {
 
 void add_commands(CLI::App& app) {
   add_bench_command(app);
+  add_bench_attention_command(app);
 }
 
 }  // namespace pathbench

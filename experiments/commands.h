@@ -8,5 +8,6 @@ namespace pathbench {
 void add_commands(CLI::App& app);
 
 void add_bench_command(CLI::App& app);
+void add_bench_attention_command(CLI::App& app);
 
 }  // namespace pathbench
