@@ -10,11 +10,15 @@ namespace pathbench {
 // One line per encoding; each is defined in its own file.
 EncodingInfo nope_encoding_info();
 EncodingInfo rope_encoding_info();
+EncodingInfo fox_encoding_info();
+EncodingInfo sba_encoding_info();
 
 const std::vector<EncodingInfo>& encoding_registry() {
   static const std::vector<EncodingInfo> registry = {
       nope_encoding_info(),
       rope_encoding_info(),
+      fox_encoding_info(),
+      sba_encoding_info(),
   };
   return registry;
 }
