@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/optim/trainer.h"
 #include "core/rng.h"
+#include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
 
@@ -108,14 +109,14 @@ void add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "time training steps of the standard model per encoding; write JSON");
   cmd->add_option("--device", opts->device, "cpu (cuda where built with it)")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--encodings", opts->encodings, "encodings to time (default: all registered)");
-  cmd->add_option("--layers", opts->layers, "model layers")->check(CLI::PositiveNumber);
-  cmd->add_option("--width", opts->width, "model width")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", opts->heads, "attention heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--length", opts->length, "sequence length T")->check(CLI::PositiveNumber);
-  cmd->add_option("--batch", opts->batch, "batch size")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--steps", opts->steps, "timed steps")->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--layers", opts->layers, "model layers")->check(integer_at_least(1));
+  cmd->add_option("--width", opts->width, "model width")->check(integer_at_least(1));
+  cmd->add_option("--heads", opts->heads, "attention heads")->check(integer_at_least(1));
+  cmd->add_option("--length", opts->length, "sequence length T")->check(integer_at_least(1));
+  cmd->add_option("--batch", opts->batch, "batch size")->check(integer_at_least(1));
+  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps")->check(integer_at_least(0));
+  cmd->add_option("--steps", opts->steps, "timed steps")->check(integer_at_least(1));
+  cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(integer_at_least(0));
   cmd->add_option("--out", opts->out, "JSON output file");
   cmd->callback([opts]() { run_bench(*opts); });
 }

@@ -13,8 +13,13 @@ int main(int argc, char** argv) {
   pathbench::add_commands(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "pathbench: error: %s (see --help)\n", e.what());
+    return e.get_exit_code() != 0 ? e.get_exit_code() : 2;
   } catch (const pathbench::Error& e) {
     std::fprintf(stderr, "pathbench: error: %s\n", e.what());
     return 1;

@@ -24,6 +24,8 @@ class AdamW {
   int64_t steps() const { return t_; }
   std::vector<T>& first_moment() { return m_; }
   std::vector<T>& second_moment() { return v_; }
+  const std::vector<T>& first_moment() const { return m_; }
+  const std::vector<T>& second_moment() const { return v_; }
   void set_steps(int64_t t) { t_ = t; }
 
  private:

@@ -1,0 +1,59 @@
+// Strict option validation, the model config, and safetensors parsing of malformed files.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "core/io/safetensors.h"
+#include "core/model/model_config.h"
+
+using namespace pathbench;
+
+TEST_CASE("options reject unknown keys, wrong types and out-of-range values", "[options]") {
+  std::vector<OptionSpec> specs = {{"n", OptionType::Int, 3, "a count", 1.0, 10.0},
+                                   {"p", OptionType::Float, 0.5, "a probability", 0.0, 1.0, {}, false, true},
+                                   {"kind", OptionType::String, "a", "a kind", {}, {}, {"a", "b"}},
+                                   {"name", OptionType::String, nullptr, "required"}};
+  json ok = resolve_options(specs, {{"name", "x"}, {"n", 4}}, "cfg.json: task");
+  CHECK(ok["n"] == 4);
+  CHECK(ok["p"] == 0.5);
+  CHECK(ok["kind"] == "a");
+  CHECK_THROWS_WITH(resolve_options(specs, {{"name", "x"}, {"m", 1}}, "cfg.json: task"),
+                    Catch::Contains("cfg.json: task") && Catch::Contains("unknown key 'm'"));
+  CHECK_THROWS_WITH(resolve_options(specs, {{"name", "x"}, {"n", "4"}}, "w"), Catch::Contains("'n'") && Catch::Contains("wrong type"));
+  CHECK_THROWS_WITH(resolve_options(specs, {{"name", "x"}, {"n", 2.5}}, "w"), Catch::Contains("wrong type"));
+  CHECK_THROWS_WITH(resolve_options(specs, {{"name", "x"}, {"n", 11}}, "w"), Catch::Contains("11") && Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(resolve_options(specs, {{"name", "x"}, {"p", 1.0}}, "w"), Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(resolve_options(specs, {{"name", "x"}, {"kind", "c"}}, "w"), Catch::Contains("one of a, b"));
+  CHECK_THROWS_WITH(resolve_options(specs, json::object(), "w"), Catch::Contains("missing required key 'name'"));
+}
+
+TEST_CASE("model configs are validated strictly", "[options]") {
+  CHECK(ModelConfig::from_json({{"encoding", "rope"}, {"d_model", 64}, {"n_heads", 2}}, "m").head_dim() == 32);
+  CHECK_THROWS_WITH(ModelConfig::from_json({{"encoding", "nonexistent"}}, "m"), Catch::Contains("unknown encoding"));
+  CHECK_THROWS_WITH(ModelConfig::from_json({{"d_model", 10}, {"n_heads", 3}}, "m"), Catch::Contains("n_heads"));
+  CHECK_THROWS_WITH(ModelConfig::from_json({{"d_model", 9}, {"n_heads", 3}, {"encoding", "rope"}}, "m"),
+                    Catch::Contains("even head dimension"));
+  CHECK_THROWS_WITH(ModelConfig::from_json({{"encoding", "rope"}, {"encoding_options", {{"bas", 1}}}}, "m"),
+                    Catch::Contains("unknown key 'bas'"));
+  CHECK_THROWS_WITH(ModelConfig::from_json({{"mlp", "relu"}}, "m"), Catch::Contains("'mlp'"));
+}
+
+TEST_CASE("safetensors round-trip and reject malformed files", "[options][checkpoint]") {
+  SafetensorsContent c;
+  std::vector<float> a = {1, 2, 3, 4, 5, 6};
+  std::vector<double> b = {0.5};
+  c.tensors["a"] = make_tensor(a.data(), {2, 3});
+  c.tensors["b"] = make_tensor(b.data(), {1});
+  c.metadata["k"] = "v";
+  std::string bytes = serialize_safetensors(c);
+  CHECK(uint8_t(bytes[0]) % 8 == 0);  // header padded so tensor data starts 8-byte aligned
+  SafetensorsContent back = parse_safetensors(bytes, "f");
+  CHECK(tensor_values<float>(back.tensors.at("a"), "a") == a);
+  CHECK(tensor_values<double>(back.tensors.at("b"), "b") == b);
+  CHECK(back.tensors.at("a").shape == std::vector<int64_t>{2, 3});
+  CHECK(back.metadata.at("k") == "v");
+  CHECK_THROWS_WITH(parse_safetensors("abc", "f.st"), Catch::Contains("f.st"));
+  CHECK_THROWS_AS(parse_safetensors(bytes.substr(0, bytes.size() - 4), "f"), Error);  // data cut short
+  std::string huge = bytes;
+  huge[7] = char(0x7f);  // header length beyond the file
+  CHECK_THROWS_AS(parse_safetensors(huge, "f"), Error);
+}

@@ -1,0 +1,51 @@
+// Shared test helpers: seeded random buffers, relative error, and central finite differences of
+// a scalar function, all in float64.
+#pragma once
+#include <cmath>
+#include <functional>
+#include <vector>
+
+#include "core/rng.h"
+
+namespace pathbench::testing {
+
+inline std::vector<double> random_vector(size_t n, uint64_t seed, double scale = 1.0) {
+  CounterRng rng(seed, "test");
+  std::vector<double> v(n);
+  for (auto& x : v) x = scale * rng.normal();
+  return v;
+}
+
+// ‖a − b‖ / max(‖b‖, tiny)
+inline double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * (a[i] - b[i]);
+    den += b[i] * b[i];
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-300);
+}
+
+// Central differences of f with respect to every element of x (x is restored afterwards).
+inline std::vector<double> finite_difference(std::vector<double>& x, const std::function<double()>& f,
+                                             double h = 1e-6) {
+  std::vector<double> g(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double saved = x[i];
+    x[i] = saved + h;
+    const double up = f();
+    x[i] = saved - h;
+    const double down = f();
+    x[i] = saved;
+    g[i] = (up - down) / (2 * h);
+  }
+  return g;
+}
+
+inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+}  // namespace pathbench::testing
