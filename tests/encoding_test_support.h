@@ -13,14 +13,13 @@
 
 #include "core/attention/registry.h"
 #include "core/rng.h"
+#include "tests/test_support.h"
 
 namespace pathbench::test {
 
+// Seeded normal values; `stream` separates the tensors of one case.
 inline std::vector<double> random_normal(size_t n, uint64_t seed, const std::string& stream, double scale = 1.0) {
-  CounterRng rng(seed, stream);
-  std::vector<double> out(n);
-  for (auto& x : out) x = scale * rng.normal();
-  return out;
+  return testing::random_vector(n, combine_key(seed, hash_string(stream)), scale);
 }
 
 // Unit vectors: n rows of dimension d.
@@ -41,11 +40,8 @@ inline std::vector<double> random_uniform(size_t n, double lo, double hi, uint64
   return out;
 }
 
-inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
+using testing::dot;
+using testing::SingleThread;
 
 inline double max_abs_diff(const double* a, const double* b, size_t n) {
   double m = 0;

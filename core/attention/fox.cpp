@@ -8,16 +8,11 @@
 #include "core/attention/softmax_attention.h"
 #include "core/model/init.h"
 #include "core/ops/linear.h"
+#include "core/ops/scalar_functions.h"
 
 namespace pathbench {
 
 namespace {
-
-// log σ(a) = −softplus(−a), stable for large |a|.
-template <typename T>
-T log_sigmoid(T a) {
-  return std::min(a, T(0)) - std::log1p(std::exp(-std::abs(a)));
-}
 
 // Default gate bias: σ(5) ≈ 0.9933, so every gate starts near 1 (log f ≈ −0.0067 per token, an
 // attention half-life of about 100 tokens at initialization); the projection weights start small.
@@ -49,7 +44,7 @@ void forget_gate_log_backward(const T* x, const T* weight, const T* pre, const T
     for (int64_t t = 0; t < length; ++t)
       for (int64_t h = 0; h < heads; ++h) {
         const int64_t i = (b * length + t) * heads + h;
-        d_pre[i] = d_log_gate[(b * heads + h) * length + t] / (T(1) + std::exp(pre[i]));
+        d_pre[i] = d_log_gate[(b * heads + h) * length + t] * sigmoid(-pre[i]);
       }
   for (int64_t n = 0; n < batch * length; ++n)
     for (int64_t h = 0; h < heads; ++h) d_bias[h] += d_pre[n * heads + h];

@@ -12,6 +12,8 @@ EncodingInfo nope_encoding_info();
 EncodingInfo rope_encoding_info();
 EncodingInfo fox_encoding_info();
 EncodingInfo sba_encoding_info();
+EncodingInfo path_encoding_info();
+EncodingInfo path_fox_encoding_info();
 
 const std::vector<EncodingInfo>& encoding_registry() {
   static const std::vector<EncodingInfo> registry = {
@@ -19,6 +21,8 @@ const std::vector<EncodingInfo>& encoding_registry() {
       rope_encoding_info(),
       fox_encoding_info(),
       sba_encoding_info(),
+      path_encoding_info(),
+      path_fox_encoding_info(),
   };
   return registry;
 }

@@ -8,6 +8,7 @@
 
 #include "core/attention/registry_entry.h"
 #include "core/linalg.h"
+#include "core/ops/scalar_functions.h"
 
 namespace pathbench {
 
@@ -100,7 +101,7 @@ void stick_breaking_backward(const StickBreakingArgs<T>& a, const T*, const T* d
           const int64_t qi = r0 + i;
           T earlier = 0;  // Σ_{j<l} γ_ij
           for (int64_t l = 0; l <= qi; ++l) {
-            const T gamma = g(i, l), sig = T(1) / (T(1) + std::exp(-z(i, l)));
+            const T gamma = g(i, l), sig = sigmoid(z(i, l));
             g(i, l) = gamma * (T(1) - sig) - sig * earlier;
             earlier += gamma;
           }
