@@ -8,8 +8,25 @@
 
 namespace pathbench {
 
+namespace cuda {
+// Defined in each encoding's cuda_*.cpp file.
+EncodingFactories nope_cuda_encoding();
+EncodingFactories rope_cuda_encoding();
+EncodingFactories fox_cuda_encoding();
+EncodingFactories sba_cuda_encoding();
+EncodingFactories path_cuda_encoding();
+EncodingFactories path_fox_cuda_encoding();
+}  // namespace cuda
+
 void attach_cuda_encodings(std::vector<EncodingInfo>& registry) {
-  const std::vector<std::pair<const char*, cuda::EncodingFactories>> gpu = {};
+  const std::pair<const char*, cuda::EncodingFactories> gpu[] = {
+      {"nope", cuda::nope_cuda_encoding()},
+      {"rope", cuda::rope_cuda_encoding()},
+      {"fox", cuda::fox_cuda_encoding()},
+      {"sba", cuda::sba_cuda_encoding()},
+      {"path", cuda::path_cuda_encoding()},
+      {"path_fox", cuda::path_fox_cuda_encoding()},
+  };
   for (EncodingInfo& info : registry)
     for (const auto& [name, factories] : gpu)
       if (info.name == name) {

@@ -69,6 +69,13 @@ void column_sums(F value, int64_t rows, int64_t cols, float* partial, float* out
   finish_column_sums(partial, cols, out, stream);
 }
 
+// column_sums' value functor for a plain row-major [rows, cols] matrix.
+struct MatrixEntries {
+  const float* m;
+  int64_t cols;
+  __device__ float operator()(int64_t r, int64_t c) const { return m[r * cols + c]; }
+};
+
 // Blocks of `threads` threads covering n elements, one element per thread (at least one block).
 inline unsigned blocks_for(int64_t n, int threads = 256) { return unsigned(n > 0 ? (n + threads - 1) / threads : 1); }
 

@@ -1,9 +1,8 @@
 // Head split/merge kernels of the GPU model (cuda_head_layout.h).
 #include <cuda_bf16.h>
 
-#include <type_traits>
-
 #include "core/cuda/reduce.cuh"
+#include "core/cuda/storage.cuh"
 #include "core/model/cuda_head_layout.h"
 
 namespace pathbench::cuda {
@@ -11,21 +10,6 @@ namespace pathbench::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
-
-template <typename T>
-__device__ __forceinline__ float load_float(const T* p) {
-  if constexpr (std::is_same_v<T, bf16>)
-    return __bfloat162float(*p);
-  else
-    return *p;
-}
-template <typename T>
-__device__ __forceinline__ void store_float(T* p, float x) {
-  if constexpr (std::is_same_v<T, bf16>)
-    *p = __float2bfloat16_rn(x);
-  else
-    *p = x;
-}
 
 // One thread per element of the [B, H, T, D] side; ToHeads picks the direction.
 template <typename In, typename Out, bool ToHeads>

@@ -27,6 +27,23 @@ Trainer::Trainer(Transformer& model, AdamWConfig adamw, LrSchedule schedule, dou
   readback_.reserve(1);
 }
 
+void Trainer::download_state(std::vector<float>& first_moment, std::vector<float>& second_moment) {
+  const size_t count = model_.params().count();
+  cudaStream_t s = model_.context().stream();
+  first_moment.resize(count);
+  second_moment.resize(count);
+  copy_to_host(first_moment.data(), m_.data(), count, s);
+  copy_to_host(second_moment.data(), v_.data(), count, s);
+}
+
+void Trainer::upload_state(const std::vector<float>& first_moment, const std::vector<float>& second_moment,
+                           int64_t steps) {
+  cudaStream_t s = model_.context().stream();
+  copy_to_device(m_.data(), first_moment.data(), m_.size(), s);
+  copy_to_device(v_.data(), second_moment.data(), v_.size(), s);
+  t_ = steps;
+}
+
 void Trainer::enqueue_step() {
   Context& ctx = model_.context();
   cudaStream_t s = ctx.stream();

@@ -3,6 +3,8 @@
 // included) is captured once per batch shape in a CUDA graph and replayed; the first step at a
 // shape runs eagerly (it loads the kernels and lets cuBLAS pick its algorithms outside capture).
 #pragma once
+#include <vector>
+
 #include "core/cuda/graph.h"
 #include "core/model/cuda_transformer.h"
 #include "core/optim/cuda_adamw.h"
@@ -16,6 +18,9 @@ class Trainer {
   // Synchronizes: returns the loss, the gradient norm before clipping and the learning rate used.
   TrainStep step(const TokenBatch& batch);
   int64_t steps() const { return t_; }
+  // AdamW's moments [P] (the parameters' layout) and step count, for checkpoints.
+  void download_state(std::vector<float>& first_moment, std::vector<float>& second_moment);
+  void upload_state(const std::vector<float>& first_moment, const std::vector<float>& second_moment, int64_t steps);
 
  private:
   struct Readback {

@@ -31,6 +31,16 @@ class CudaBackend : public TrainingBackend {
     copy_parameter_values(params, model_.params());
     model_.upload_parameters();
   }
+  OptimizerState download_optimizer_state() override {
+    OptimizerState state;
+    trainer_.download_state(state.first_moment, state.second_moment);
+    state.steps = trainer_.steps();
+    return state;
+  }
+  void upload_optimizer_state(const OptimizerState& state) override {
+    check_optimizer_state(state, model_.params().count());
+    trainer_.upload_state(state.first_moment, state.second_moment, state.steps);
+  }
   int64_t steps() const override { return trainer_.steps(); }
   std::string device_description() const override { return cuda_device_description(); }
 

@@ -42,6 +42,17 @@ class CpuBackend : public TrainingBackend {
 
   const ParameterSet<float>& download_parameters() override { return model_.params(); }
   void upload_parameters(const ParameterSet<float>& params) override { copy_parameter_values(params, model_.params()); }
+  OptimizerState download_optimizer_state() override {
+    AdamW<float>& opt = trainer_.optimizer();
+    return {opt.first_moment(), opt.second_moment(), opt.steps()};
+  }
+  void upload_optimizer_state(const OptimizerState& state) override {
+    check_optimizer_state(state, model_.params().count());
+    AdamW<float>& opt = trainer_.optimizer();
+    opt.first_moment() = state.first_moment;
+    opt.second_moment() = state.second_moment;
+    opt.set_steps(state.steps);
+  }
   int64_t steps() const override { return trainer_.steps(); }
   std::string device_description() const override { return cpu_description(); }
 
@@ -70,6 +81,12 @@ void check_device_available(const std::string& device) {
 #else
   throw Error("device 'cuda' is not available: this build has no CUDA backend (configure with -DPATHBENCH_CUDA=ON)");
 #endif
+}
+
+void check_optimizer_state(const OptimizerState& state, size_t count) {
+  if (state.first_moment.size() != count || state.second_moment.size() != count || state.steps < 0)
+    throw Error(fmt::format("optimizer state of {} and {} moments at step {} does not fit a model of {} parameters",
+                            state.first_moment.size(), state.second_moment.size(), state.steps, count));
 }
 
 std::unique_ptr<TrainingBackend> make_training_backend(const ModelConfig& model, const TrainingSetup& setup,

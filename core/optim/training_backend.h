@@ -37,6 +37,13 @@ struct TrainingSetup {
   uint64_t init_seed = 0;  // parameter initialization (identical on every device)
 };
 
+// AdamW's state, for checkpoints that resume: the moments in the parameters' layout and the count
+// of steps taken.
+struct OptimizerState {
+  std::vector<float> first_moment, second_moment;  // [P]
+  int64_t steps = 0;
+};
+
 struct Prediction {
   double loss = 0;              // masked cross-entropy of the batch
   std::vector<int32_t> argmax;  // [B, T] the most likely next token at each position
@@ -53,6 +60,9 @@ class TrainingBackend {
   virtual const ParameterSet<float>& download_parameters() = 0;
   // Replaces the parameter values from a set of the same names and shapes (optimizer state kept).
   virtual void upload_parameters(const ParameterSet<float>& params) = 0;
+  virtual OptimizerState download_optimizer_state() = 0;
+  // Throws pathbench::Error when the moments do not have the parameters' size.
+  virtual void upload_optimizer_state(const OptimizerState& state) = 0;
   virtual int64_t steps() const = 0;
   // The processor, in words, for results and benchmarks.
   virtual std::string device_description() const = 0;
@@ -69,5 +79,7 @@ std::unique_ptr<TrainingBackend> make_training_backend(const ModelConfig& model,
 // Throws pathbench::Error unless `from` has exactly the entries (names, shapes) of `to`; then
 // copies the values.
 void copy_parameter_values(const ParameterSet<float>& from, ParameterSet<float>& to);
+// Throws pathbench::Error unless both moments hold `count` values.
+void check_optimizer_state(const OptimizerState& state, size_t count);
 
 }  // namespace pathbench
