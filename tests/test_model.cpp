@@ -46,13 +46,6 @@ TokenBatch tiny_batch(int64_t batch, int64_t length, int64_t vocab, uint64_t see
 
 }  // namespace
 
-// Finite differences run thousands of tiny forwards: one thread avoids OpenMP overhead on them.
-struct SingleThread {
-  int saved = omp_get_max_threads();
-  SingleThread() { omp_set_num_threads(1); }
-  ~SingleThread() { omp_set_num_threads(saved); }
-};
-
 TEST_CASE("whole-model gradients match finite differences for every encoding", "[model]") {
   SingleThread single;
   struct Variant {
@@ -79,7 +72,11 @@ TEST_CASE("whole-model gradients match finite differences for every encoding", "
       std::vector<double> a(analytic.begin() + e.offset, analytic.begin() + e.offset + e.size);
       std::vector<double> n(numeric.begin() + e.offset, numeric.begin() + e.offset + e.size);
       CAPTURE(e.name);
-      CHECK(relative_error(a, n) < 1e-6);
+      // Central differences carry ≈ ε·|loss|/h ≈ 4e-10 of rounding per entry: tensors with small
+      // gradients (FoX gates near 1 pass σ(−b) ≈ 0.007 of the signal) are held to that floor instead.
+      std::vector<double> diff(a.size());
+      for (size_t i = 0; i < a.size(); ++i) diff[i] = a[i] - n[i];
+      CHECK(norm(diff) < 1e-6 * norm(n) + 1e-8);
     }
   }
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <functional>
+#include <omp.h>
 #include <vector>
 
 #include "core/rng.h"
@@ -14,6 +15,12 @@ inline std::vector<double> random_vector(size_t n, uint64_t seed, double scale =
   std::vector<double> v(n);
   for (auto& x : v) x = scale * rng.normal();
   return v;
+}
+
+inline double norm(const std::vector<double>& a) {
+  double s = 0;
+  for (double x : a) s += x * x;
+  return std::sqrt(s);
 }
 
 // ‖a − b‖ / max(‖b‖, tiny)
@@ -41,6 +48,13 @@ inline std::vector<double> finite_difference(std::vector<double>& x, const std::
   }
   return g;
 }
+
+// Finite differences run thousands of tiny forwards: one thread avoids OpenMP overhead on them.
+struct SingleThread {
+  int saved = omp_get_max_threads();
+  SingleThread() { omp_set_num_threads(1); }
+  ~SingleThread() { omp_set_num_threads(saved); }
+};
 
 inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;

@@ -30,6 +30,22 @@ struct AttentionInputs {
   const T* v = nullptr;  // [B, H, T, D]
 };
 
+// One decoding step: the newest token of each of B sequences. dims.length is unused.
+template <typename T>
+struct DecodeInputs {
+  AttentionDims dims;
+  const T* x = nullptr;  // [B, C] the attention block's normalized input
+  const T* q = nullptr;  // [B, H, D]
+  const T* k = nullptr;  // [B, H, D]
+  const T* v = nullptr;  // [B, H, D]
+};
+
+// What an encoding keeps between decoding steps of one batch of sequences (its key/value cache).
+class DecodeCache {
+ public:
+  virtual ~DecodeCache() = default;
+};
+
 template <typename T>
 class PositionEncoding {
  public:
@@ -45,6 +61,14 @@ class PositionEncoding {
   // respect to x into dx [B, T, C], and adds its parameters' gradients into params.
   virtual void backward(ParameterSet<T>& params, const AttentionInputs<T>& in, const T* o, const T* d_o, T* dq,
                         T* dk, T* dv, T* dx) = 0;
+
+  // Incremental decoding. start_decode begins `dims.batch` empty sequences; each decode_step appends
+  // one token to every sequence and writes its attention output o [B, H, D], equal to the last row
+  // of forward() over the whole sequence so far. The default keeps every token's inputs and reruns
+  // forward() over the whole prefix (O(t²) per step); encodings with a cheaper exact update
+  // (PaTH's in-place key cache) override both.
+  virtual std::unique_ptr<DecodeCache> start_decode(const AttentionDims& dims);
+  virtual void decode_step(ParameterSet<T>& params, DecodeCache& cache, const DecodeInputs<T>& in, T* o);
 };
 
 // What an encoding's constructor receives.
@@ -54,6 +78,7 @@ struct EncodingSetup {
   AttentionDims dims;           // width, heads and head_dim are set; batch and length are not
   std::string prefix;           // parameter name prefix, e.g. "layers.0.attn."
   ParameterSet<T>* params;      // where it declares its parameters
+  double init_std = 0.02;       // the model's std for normal initialization of weight matrices
 };
 
 }  // namespace pathbench

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
+#include "core/attention/attention_rows.h"
 #include "core/linalg.h"
 
 namespace pathbench {
@@ -23,13 +23,8 @@ void block_logits(const SoftmaxAttentionArgs<T>& a, int64_t slice, int64_t r0, i
   auto k = as_matrix(a.k + slice * len * d, len, d);
   s.resize(rows, r1);
   s.noalias() = a.scale * (q.middleRows(r0, rows) * k.topRows(r1).transpose());
-  const T* c = a.cum_log_gate ? a.cum_log_gate + slice * len : nullptr;
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t qi = r0 + i;
-    if (c)
-      for (int64_t j = 0; j <= qi; ++j) s(i, j) += a.gate_scale * (c[qi] - c[j]);
-    for (int64_t j = qi + 1; j < r1; ++j) s(i, j) = -std::numeric_limits<T>::infinity();
-  }
+  if (a.cum_log_gate) add_gate_bias(s, a.cum_log_gate + slice * len, r0, a.gate_scale);
+  mask_future(s, r0);
 }
 
 }  // namespace
@@ -47,14 +42,7 @@ void softmax_attention_forward(const SoftmaxAttentionArgs<T>& a, T* o, T* lse) {
       for (int64_t r0 = 0; r0 < len; r0 += kRowBlock) {
         const int64_t r1 = std::min(len, r0 + kRowBlock), rows = r1 - r0;
         block_logits(a, slice, r0, r1, s);
-        for (int64_t i = 0; i < rows; ++i) {
-          auto row = s.row(i);
-          T mx = row.maxCoeff();
-          row = (row.array() - mx).exp();
-          T sum = row.sum();
-          row /= sum;
-          lse[slice * len + r0 + i] = mx + std::log(sum);
-        }
+        softmax_rows(s, lse + slice * len + r0);
         out.middleRows(r0, rows).noalias() = s * v.topRows(r1);
       }
     }
@@ -87,19 +75,10 @@ void softmax_attention_backward(const SoftmaxAttentionArgs<T>& a, const T* o, co
       for (int64_t r0 = 0; r0 < len; r0 += kRowBlock) {
         const int64_t r1 = std::min(len, r0 + kRowBlock), rows = r1 - r0;
         block_logits(a, slice, r0, r1, p);
-        for (int64_t i = 0; i < rows; ++i) p.row(i) = (p.row(i).array() - lse[slice * len + r0 + i]).exp();
-        dp.noalias() = dout.middleRows(r0, rows) * v.topRows(r1).transpose();
-        delta = (dout.middleRows(r0, rows).array() * out.middleRows(r0, rows).array()).rowwise().sum();
-        dv_m.topRows(r1).noalias() += p.transpose() * dout.middleRows(r0, rows);
-        // dS = P ∘ (dP − δ): the logit gradient, reusing p's storage.
-        p.array() *= (dp.array().colwise() - delta.array());
-        if (dc) {
-          for (int64_t i = 0; i < rows; ++i) {
-            T row_sum = p.row(i).sum();
-            dc[r0 + i] += a.gate_scale * row_sum;
-            for (int64_t j = 0; j < r1; ++j) dc[j] -= a.gate_scale * p(i, j);
-          }
-        }
+        probabilities_from_lse(p, lse + slice * len + r0);
+        softmax_rows_backward(p, dout.middleRows(r0, rows), out.middleRows(r0, rows), v.topRows(r1),
+                              dv_m.topRows(r1), dp, delta);
+        if (dc) gate_bias_backward(p, dc, r0, a.gate_scale);
         dq_m.middleRows(r0, rows).noalias() = a.scale * (p * k.topRows(r1));
         dk_m.topRows(r1).noalias() += a.scale * (p.transpose() * q.middleRows(r0, rows));
       }

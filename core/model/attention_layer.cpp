@@ -21,7 +21,7 @@ AttentionLayer<T>::AttentionLayer(ParameterSet<T>& params, const std::string& pr
   wk_ = params.add(prefix + "wk", {hd, c});
   wv_ = params.add(prefix + "wv", {hd, c});
   wo_ = params.add(prefix + "wo", {c, hd});
-  EncodingSetup<T> setup{config.encoding_options, dims_, prefix, &params};
+  EncodingSetup<T> setup{config.encoding_options, dims_, prefix, &params, config.init_std};
   encoding_ = make_encoding<T>(config.encoding, config.encoding_options, setup, "model.encoding_options");
 }
 

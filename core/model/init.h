@@ -9,6 +9,9 @@ namespace pathbench {
 
 template <typename T>
 void init_normal(ParameterSet<T>& params, typename ParameterSet<T>::Id id, uint64_t seed, double std);
+// Uniform in [−bound, bound].
+template <typename T>
+void init_uniform(ParameterSet<T>& params, typename ParameterSet<T>::Id id, uint64_t seed, double bound);
 template <typename T>
 void init_constant(ParameterSet<T>& params, typename ParameterSet<T>::Id id, double value);
 

@@ -3,14 +3,9 @@
 
 #include <cmath>
 
-namespace pathbench {
+#include "core/ops/scalar_functions.h"
 
-namespace {
-template <typename T>
-T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
-}
-}  // namespace
+namespace pathbench {
 
 template <typename T>
 void swiglu_forward(const T* a, const T* b, T* h, int64_t n) {
@@ -25,6 +20,21 @@ void swiglu_backward(const T* a, const T* b, const T* dh, T* da, T* db, int64_t 
     T s = sigmoid(a[i]);
     da[i] = dh[i] * b[i] * s * (T(1) + a[i] * (T(1) - s));
     db[i] = dh[i] * a[i] * s;
+  }
+}
+
+template <typename T>
+void silu_forward(const T* a, T* h, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) h[i] = a[i] * sigmoid(a[i]);
+}
+
+template <typename T>
+void silu_backward(const T* a, const T* dh, T* da, int64_t n) {
+#pragma omp parallel for simd schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    T s = sigmoid(a[i]);
+    da[i] = dh[i] * s * (T(1) + a[i] * (T(1) - s));
   }
 }
 
@@ -51,6 +61,10 @@ template void swiglu_forward<float>(const float*, const float*, float*, int64_t)
 template void swiglu_forward<double>(const double*, const double*, double*, int64_t);
 template void swiglu_backward<float>(const float*, const float*, const float*, float*, float*, int64_t);
 template void swiglu_backward<double>(const double*, const double*, const double*, double*, double*, int64_t);
+template void silu_forward<float>(const float*, float*, int64_t);
+template void silu_forward<double>(const double*, double*, int64_t);
+template void silu_backward<float>(const float*, const float*, float*, int64_t);
+template void silu_backward<double>(const double*, const double*, double*, int64_t);
 template void gelu_forward<float>(const float*, float*, int64_t);
 template void gelu_forward<double>(const double*, double*, int64_t);
 template void gelu_backward<float>(const float*, const float*, float*, int64_t);

@@ -1,4 +1,4 @@
-// MLP activations: SwiGLU (silu(a)·b) and GELU (exact, erf form), elementwise over n values.
+// Activations: SwiGLU (silu(a)·b), SiLU and GELU (exact, erf form), elementwise over n values.
 #pragma once
 #include <cstdint>
 
@@ -10,6 +10,13 @@ void swiglu_forward(const T* a, const T* b, T* h, int64_t n);
 // da = dh · b · silu'(a), db = dh · silu(a) (overwritten)
 template <typename T>
 void swiglu_backward(const T* a, const T* b, const T* dh, T* da, T* db, int64_t n);
+
+// h = silu(a) = a · σ(a)
+template <typename T>
+void silu_forward(const T* a, T* h, int64_t n);
+// da = dh · silu'(a) (overwritten)
+template <typename T>
+void silu_backward(const T* a, const T* dh, T* da, int64_t n);
 
 // h = x · Φ(x)
 template <typename T>

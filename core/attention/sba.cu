@@ -1,0 +1,332 @@
+// Stick-breaking attention, CUDA. One block per 64 query rows scans key blocks from the diagonal
+// leftwards; inside a block the softplus terms of the keys to the right of each key come from a
+// suffix sum across the row (registers and quad shuffles), the keys of blocks already seen from a
+// running carry. Backward rescans the same way (math in sba_cuda.h):
+//   g_ij = a_ij·(dO_i·v_j − r·dO_i·v_i),  dz_ij = g_ij·σ(−z_ij) − σ(z_ij)·Σ_{j'<j} g_ij',
+// with Σ_{j'<j} g_ij' = G_i − Σ_{j'≥j} g_ij' and G_i = Σ_j g_ij = dO_i·(o_i − r·v_i) (r = 1 when the
+// remainder goes to the current token). dq stays in registers; dk, dv are accumulated with atomics.
+#include "core/attention/attention_tiles.cuh"
+#include "core/attention/sba_cuda.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+using namespace tiles;
+
+template <typename S, int D>
+struct SbaLayout {
+  static constexpr int ld = stride_of<S>(D);
+  static constexpr int lds = stride_of<S>(kChunk);
+  static constexpr int tile = tile_elems<S>(kChunk, D);
+  static constexpr size_t forward_bytes = 5 * tile * sizeof(S);  // Q + 2 × (K, V)
+  // Q, dO, stages × (K, V), then a and dz [64, 64] tiles.
+  static constexpr size_t backward_bytes(int stages) {
+    return (2 + 2 * stages) * tile * sizeof(S) + 2 * kChunk * lds * sizeof(S);
+  }
+  static constexpr int backward_stages = backward_bytes(2) <= 227 * 1024 ? 2 : 1;
+};
+
+// log σ(z), softplus(z) = −log σ(−z) and σ(z), from one exp and one log1p.
+struct SigmoidTerms {
+  float log_sigmoid, softplus, sigmoid;
+};
+__device__ __forceinline__ SigmoidTerms sigmoid_terms(float z) {
+  const float e = expf(-fabsf(z)), l1 = log1pf(e);
+  return {fminf(z, 0.f) - l1, fmaxf(z, 0.f) + l1, z >= 0.f ? 1.f / (1.f + e) : e / (1.f + e)};
+}
+
+// For each of the thread's two rows: out = Σ of v over the columns to the right (exclusive suffix
+// sum within the 64 columns of the block, across the quad); total = the row's sum.
+__device__ __forceinline__ void row_suffix_sums(const float (&v)[8][4], float (&out)[8][4], float (&total)[2]) {
+  const int t = lane_id() % 4, quad = lane_id() & ~3;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float right = 0.f;  // sum of the tiles to the right
+#pragma unroll
+    for (int n = 7; n >= 0; --n) {
+      const float pair = v[n][2 * r] + v[n][2 * r + 1];
+      float x = pair, y = __shfl_down_sync(kFullMask, x, 1);
+      if (t < 3) x += y;
+      y = __shfl_down_sync(kFullMask, x, 2);
+      if (t < 2) x += y;  // x = Σ_{t' ≥ t} pair_t'
+      const float tile_total = __shfl_sync(kFullMask, x, quad);
+      const float after = right + x - pair;  // columns of the threads to the right and later tiles
+      out[n][2 * r + 1] = after;
+      out[n][2 * r] = after + v[n][2 * r + 1];
+      right += tile_total;
+    }
+    total[r] = right;
+  }
+}
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, S* o) {
+  using L = SbaLayout<S, D>;
+  constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  S* sq = reinterpret_cast<S*>(smem_raw);
+  S* sk = sq + L::tile;
+  S* sv = sk + 2 * L::tile;
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const S* k = a.k + base * D;
+  const S* v = a.v + base * D;
+  const int q0 = qb * kChunk, w = warp_id();
+
+  auto issue = [&](int it) {
+    const int st = it & 1, k0 = (qb - it) * kChunk;
+    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
+    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
+  };
+  load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  float carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float acc_o[NTD][4];
+  zero(acc_o);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if (it < qb) issue(it + 1);
+    cp_async_commit();
+    const int st = it & 1, k0 = (qb - it) * kChunk;
+    float z[8][4], sp[8][4], after[8][4], total[2];
+    zero(z);
+    mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = q0 + 16 * w + acc_row(e), j = k0 + acc_col(n, e);
+        const SigmoidTerms st_ = sigmoid_terms(z[n][e] * a.scale);
+        const bool visible = j <= i && i < T;
+        sp[n][e] = visible ? st_.softplus : 0.f;
+        z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
+      }
+    row_suffix_sums(sp, after, total);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float av = expf(z[n][e] - after[n][e] - carry[e >> 1]);
+        z[n][e] = av;
+        mass[e >> 1] += av;
+      }
+    carry[0] += total[0];
+    carry[1] += total[1];
+    mma_acc<BLayout::KN>(acc_o, z, sv + st * L::tile, ld);
+  }
+  const int row0 = q0 + 16 * w;
+  if (a.remainder_to_current) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int i = row0 + acc_row(2 * r);
+      const float rest = 1.f - quad_sum(mass[r]);
+      if (i < T)
+#pragma unroll
+        for (int n = 0; n < NTD; ++n) {
+          const float2 vi = load_pair(v + int64_t(i) * D + acc_col(n, 0));
+          acc_o[n][2 * r] += rest * vi.x;
+          acc_o[n][2 * r + 1] += rest * vi.y;
+        }
+    }
+  }
+  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
+}
+
+// dk_acc, dv_acc: fp32 [BH, T, D], zeroed.
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    sba_backward_kernel(StickBreakingCudaArgs<S> a, const S* o, const S* d_o, S* dq, float* dk_acc, float* dv_acc) {
+  using L = SbaLayout<S, D>;
+  constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::backward_stages;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  S* sq = reinterpret_cast<S*>(smem_raw);
+  S* sdo = sq + L::tile;
+  S* sk = sdo + L::tile;             // [stages][64, D]
+  S* sv = sk + kStages * L::tile;    // [stages][64, D]
+  S* sa = sv + kStages * L::tile;    // [64 queries, 64 keys] weights a
+  S* sdz = sa + kChunk * lds;        // [64 queries, 64 keys] dz
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const S* k = a.k + base * D;
+  const S* v = a.v + base * D;
+  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
+  const float rem = a.remainder_to_current ? 1.f : 0.f;
+
+  auto issue = [&](int it) {
+    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
+    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
+  };
+  load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  load_tile_async<S, kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  // Per row: G_i = dO_i·(o_i − r·v_i) and dO_i·v_i, each thread of the quad taking every 4th column.
+  float g_total[2], do_v[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = row0 + acc_row(2 * r);
+    float go = 0.f, gv = 0.f;
+    if (i < T)
+      for (int c = lane_id() % 4; c < D; c += 4) {
+        const int64_t off = (base + i) * D + c;
+        const float dov = to_float(d_o[off]);
+        go += dov * to_float(o[off]);
+        gv += dov * to_float(v[int64_t(i) * D + c]);
+      }
+    do_v[r] = quad_sum(gv);
+    g_total[r] = quad_sum(go) - rem * do_v[r];
+  }
+
+  float carry[2] = {0.f, 0.f}, g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float acc_dq[NTD][4];
+  zero(acc_dq);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if constexpr (kStages == 2) {
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    const S* tk = sk + st * L::tile;
+    float z[8][4], dpv[8][4], sp[8][4], sig[8][4], after[8][4], total[2];
+    zero(z);
+    zero(dpv);
+    mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, tk, ld);
+    mma_ss<BLayout::NK, false, 8, KTD>(dpv, sdo + 16 * w * ld, ld, sv + st * L::tile, ld);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+        const SigmoidTerms st_ = sigmoid_terms(z[n][e] * a.scale);
+        const bool visible = j <= i && i < T;
+        sp[n][e] = visible ? st_.softplus : 0.f;
+        z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
+        sig[n][e] = st_.sigmoid;
+      }
+    row_suffix_sums(sp, after, total);
+    // z ← a, dpv ← g.
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float av = expf(z[n][e] - after[n][e] - carry[e >> 1]);
+        z[n][e] = av;
+        mass[e >> 1] += av;
+        dpv[n][e] = av * (dpv[n][e] - rem * do_v[e >> 1]);
+      }
+    carry[0] += total[0];
+    carry[1] += total[1];
+    row_suffix_sums(dpv, after, total);
+    // sp ← dz.
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+        const float before = g_total[e >> 1] - (after[n][e] + dpv[n][e] + g_carry[e >> 1]);
+        sp[n][e] = j <= i && i < T ? dpv[n][e] * (1.f - sig[n][e]) - sig[n][e] * before : 0.f;
+      }
+    g_carry[0] += total[0];
+    g_carry[1] += total[1];
+    mma_acc<BLayout::KN>(acc_dq, sp, tk, ld);
+    store_acc(z, sa + 16 * w * lds, lds);
+    store_acc(sp, sdz + 16 * w * lds, lds);
+    __syncthreads();
+    // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO.
+    const int key0 = k0 + 16 * w;
+    {
+      float acc[NTD][4];
+      zero(acc);
+      mma_ss<BLayout::KN, true, NTD, 4>(acc, sdz + 16 * w, lds, sq, ld);
+      atomic_add_acc(acc, dk_acc + (base + key0) * D, D, T - key0, a.scale);
+    }
+    {
+      float acc[NTD][4];
+      zero(acc);
+      mma_ss<BLayout::KN, true, NTD, 4>(acc, sa + 16 * w, lds, sdo, ld);
+      atomic_add_acc(acc, dv_acc + (base + key0) * D, D, T - key0);
+    }
+    if constexpr (kStages == 1) {
+      __syncthreads();
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+  }
+  store_acc(acc_dq, dq + (base + row0) * D, D, T - row0, a.scale);
+  if (a.remainder_to_current) {
+    float acc[NTD][4];
+    load_acc(acc, sdo + 16 * w * ld, ld);
+#pragma unroll
+    for (int n = 0; n < NTD; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[n][e] *= 1.f - quad_sum(mass[e >> 1]);
+    atomic_add_acc(acc, dv_acc + (base + row0) * D, D, T - row0);
+  }
+}
+
+template <typename S>
+int64_t accumulator_elems(const StickBreakingCudaArgs<S>& a) {
+  return std::is_same_v<S, float> ? 0 : 2 * a.batch_heads * a.length * a.head_dim;
+}
+
+}  // namespace
+
+template <typename S>
+void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_t stream) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_forward (cuda)");
+  const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(sba_forward_kernel<S, D>, grid, SbaLayout<S, D>::forward_bytes, stream, "sba_forward_kernel", a, o);
+  });
+}
+
+template <typename S>
+size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a) {
+  return size_t(accumulator_elems(a)) * sizeof(float);
+}
+
+template <typename S>
+void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+                             Workspace ws, cudaStream_t stream) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_backward (cuda)");
+  check_workspace(ws, stick_breaking_backward_workspace_bytes(a), "stick_breaking_backward (cuda)");
+  const int64_t n = a.batch_heads * a.length * a.head_dim;
+  const bool staged = accumulator_elems(a) > 0;
+  float* dk_acc = staged ? static_cast<float*>(ws.data) : reinterpret_cast<float*>(dk);
+  float* dv_acc = staged ? dk_acc + n : reinterpret_cast<float*>(dv);
+  check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
+  check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
+  const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    using L = SbaLayout<S, D>;
+    launch_kernel(sba_backward_kernel<S, D>, grid, L::backward_bytes(L::backward_stages), stream,
+                  "sba_backward_kernel", a, o, d_o, dq, dk_acc, dv_acc);
+  });
+  if (staged) {
+    detail::convert_from_float(dk_acc, dk, n, stream);
+    detail::convert_from_float(dv_acc, dv, n, stream);
+  }
+}
+
+#define PATHBENCH_INSTANTIATE(S)                                                                                    \
+  template void stick_breaking_forward<S>(const StickBreakingCudaArgs<S>&, S*, cudaStream_t);                      \
+  template size_t stick_breaking_backward_workspace_bytes<S>(const StickBreakingCudaArgs<S>&);                     \
+  template void stick_breaking_backward<S>(const StickBreakingCudaArgs<S>&, const S*, const S*, S*, S*, S*, Workspace, \
+                                           cudaStream_t);
+PATHBENCH_INSTANTIATE(float)
+PATHBENCH_INSTANTIATE(bf16)
+#undef PATHBENCH_INSTANTIATE
+
+}  // namespace pathbench::cuda

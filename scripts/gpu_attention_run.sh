@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# One device-machine session for the CUDA attention kernels: build (sm_90), the [cuda] conformance
+# tests, compute-sanitizer memcheck and racecheck on the small case, the two ceilings of METHOD.md
+# (copy bandwidth, bf16 matrix rate), then `pathbench bench-attention` and PyTorch SDPA at the same
+# shapes. Logs and JSON go to $OUT (default ./gpu-out); a summary table is printed last.
+# Usage (from the repository root): scripts/gpu_attention_run.sh [deps_dir]
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu-out}
+DEPS=${1:-$PWD/.deps}
+mkdir -p "$OUT"
+log() { echo "=== $* ($(date +%T))"; }
+
+log "device"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
+log "build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$DEPS" -DPATHBENCH_CUDA=ON \
+  -DPATHBENCH_NATIVE=OFF > "$OUT/build.log" 2>&1 && ninja -C build -j16 >> "$OUT/build.log" 2>&1
+if [ $? -ne 0 ]; then tail -50 "$OUT/build.log"; exit 1; fi
+
+log "tests [cuda]"
+timeout 300 ./build/pathbench_tests --require-gpu "[cuda]" > "$OUT/tests.log" 2>&1
+echo "tests exit code $?" >> "$OUT/tests.log"
+tail -40 "$OUT/tests.log" | grep -vE "^\s*$" | tail -25
+
+log "compute-sanitizer"
+{
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 ./build/pathbench_tests --require-gpu "[sanitize]"
+  echo "memcheck exit code $?"
+  timeout 200 compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+    ./build/pathbench_tests --require-gpu "[sanitize]"
+  echo "racecheck exit code $?"
+} > "$OUT/sanitizer.log" 2>&1
+grep -E "exit code|ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitizer.log" | head -12
+
+log "ceilings"
+timeout 60 python3 - <<'PY' 2>&1 | tee "$OUT/ceilings.log"
+import torch
+x = torch.empty(2 * 1024**3, dtype=torch.uint8, device="cuda"); y = torch.empty_like(x)
+for _ in range(3): y.copy_(x)
+e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+e0.record(); [y.copy_(x) for _ in range(10)]; e1.record(); torch.cuda.synchronize()
+print(f"copy bandwidth (read+write) {2 * x.numel() * 10 / (e0.elapsed_time(e1) / 1e3) / 1e12:.2f} TB/s")
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
+for _ in range(3): a @ b
+e0.record(); [a @ b for _ in range(10)]; e1.record(); torch.cuda.synchronize()
+print(f"bf16 matmul 8192^3 {2 * 8192**3 * 10 / (e0.elapsed_time(e1) / 1e3) / 1e12:.0f} TFLOP/s")
+PY
+
+log "bench-attention"
+timeout 240 ./build/pathbench bench-attention --out "$OUT/bench-attention.json" > "$OUT/bench-attention.log" 2>&1
+echo "bench-attention exit code $?" >> "$OUT/bench-attention.log"
+log "bench_sdpa.py"
+PYTHONUNBUFFERED=1 timeout 120 python3 scripts/bench_sdpa.py --out "$OUT/bench-sdpa.json" > "$OUT/bench-sdpa.log" 2>&1
+echo "bench_sdpa exit code $?" >> "$OUT/bench-sdpa.log"
+cat "$OUT/bench-attention.log" "$OUT/bench-sdpa.log"
