@@ -35,22 +35,29 @@ void copy_tensor(const SafetensorsContent& content, const std::string& path, con
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const Transformer<float>& model, const AdamW<float>* optimizer,
-                     const std::map<std::string, std::string>& metadata) {
+void save_checkpoint(const std::string& path, const ModelConfig& config, const ParameterSet<float>& params,
+                     const OptimizerState* optimizer, const std::map<std::string, std::string>& metadata) {
   SafetensorsContent content;
   content.metadata = metadata;
   content.metadata["format"] = kFormat;
-  content.metadata["model_config"] = model.config().to_json().dump();
-  const auto& params = model.params();
+  content.metadata["model_config"] = config.to_json().dump();
+  if (optimizer) check_optimizer_state(*optimizer, params.count());
   for (const auto& e : params.entries()) {
     content.tensors[e.name] = make_tensor(params.values().data() + e.offset, e.shape);
     if (optimizer) {
-      content.tensors["optimizer.m." + e.name] = make_tensor(optimizer->first_moment().data() + e.offset, e.shape);
-      content.tensors["optimizer.v." + e.name] = make_tensor(optimizer->second_moment().data() + e.offset, e.shape);
+      content.tensors["optimizer.m." + e.name] = make_tensor(optimizer->first_moment.data() + e.offset, e.shape);
+      content.tensors["optimizer.v." + e.name] = make_tensor(optimizer->second_moment.data() + e.offset, e.shape);
     }
   }
-  if (optimizer) content.metadata["optimizer_step"] = std::to_string(optimizer->steps());
+  if (optimizer) content.metadata["optimizer_step"] = std::to_string(optimizer->steps);
   write_file_atomically(path, serialize_safetensors(content));
+}
+
+void save_checkpoint(const std::string& path, const Transformer<float>& model, const AdamW<float>* optimizer,
+                     const std::map<std::string, std::string>& metadata) {
+  if (!optimizer) return save_checkpoint(path, model.config(), model.params(), nullptr, metadata);
+  const OptimizerState state{optimizer->first_moment(), optimizer->second_moment(), optimizer->steps()};
+  save_checkpoint(path, model.config(), model.params(), &state, metadata);
 }
 
 LoadedCheckpoint load_checkpoint(const std::string& path) {
@@ -69,15 +76,24 @@ LoadedCheckpoint load_checkpoint(const std::string& path) {
   return out;
 }
 
-void load_optimizer_state(const std::string& path, const Transformer<float>& model, AdamW<float>& optimizer) {
+OptimizerState load_optimizer_state(const std::string& path, const ParameterSet<float>& params) {
   SafetensorsContent content = read_checkpoint_file(path);
   auto step = content.metadata.find("optimizer_step");
   if (step == content.metadata.end()) throw Error(fmt::format("{}: holds no optimizer state", path));
-  for (const auto& e : model.params().entries()) {
-    copy_tensor(content, path, "optimizer.m." + e.name, e.shape, optimizer.first_moment().data() + e.offset);
-    copy_tensor(content, path, "optimizer.v." + e.name, e.shape, optimizer.second_moment().data() + e.offset);
+  OptimizerState state{std::vector<float>(params.count()), std::vector<float>(params.count()), 0};
+  for (const auto& e : params.entries()) {
+    copy_tensor(content, path, "optimizer.m." + e.name, e.shape, state.first_moment.data() + e.offset);
+    copy_tensor(content, path, "optimizer.v." + e.name, e.shape, state.second_moment.data() + e.offset);
   }
-  optimizer.set_steps(std::stoll(step->second));
+  state.steps = std::stoll(step->second);
+  return state;
+}
+
+void load_optimizer_state(const std::string& path, const Transformer<float>& model, AdamW<float>& optimizer) {
+  OptimizerState state = load_optimizer_state(path, model.params());
+  optimizer.first_moment() = std::move(state.first_moment);
+  optimizer.second_moment() = std::move(state.second_moment);
+  optimizer.set_steps(state.steps);
 }
 
 }  // namespace pathbench

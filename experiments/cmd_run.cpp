@@ -4,8 +4,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include "core/error.h"
+#include "core/optim/training_backend.h"
 #include "experiments/commands.h"
 #include "experiments/sweep_runner.h"
 
@@ -53,7 +55,15 @@ void run_command(const RunCommandOptions& o) {
 
   const std::vector<PlannedRun> runs = plan_runs(load_config_file(o.config), overrides, o.config, options.tasks);
   if (o.dry_run) {
-    print_plan(shard_states(runs, options), runs.size(), options);
+    const std::vector<RunState> states = shard_states(runs, options);
+    print_plan(states, runs.size(), options);
+    std::set<std::string> devices;
+    for (const RunState& s : states) devices.insert(s.run->config.device);
+    for (const std::string& device : devices) try {
+        check_device_available(device);
+      } catch (const Error& e) {
+        fmt::print("note: {} (a real run stops here)\n", e.what());
+      }
     fmt::print("every run is valid (dry run: nothing trained)\n");
     return;
   }

@@ -9,30 +9,23 @@ namespace pathbench {
 
 namespace {
 
-// Argmax over the vocabulary of one position's logits: [V].
-int32_t argmax(const float* logits, int64_t v) { return int32_t(std::max_element(logits, logits + v) - logits); }
-
-json evaluate_split(Transformer<float>& model, const Task& task, const std::string& split, const TrainingConfig& t) {
+json evaluate_split(TrainingBackend& model, const Task& task, const std::string& split, const TrainingConfig& t) {
   std::unique_ptr<MetricAccumulator> metrics = task.metrics(split);
-  const int64_t v = model.config().vocab_size;
   double loss_sum = 0, weight_sum = 0;
   for (int64_t first = 0; first < t.eval_examples; first += t.eval_batch_size) {
     const int64_t count = std::min(t.eval_batch_size, t.eval_examples - first);
     std::vector<Example> examples;
     for (int64_t i = 0; i < count; ++i) examples.push_back(task.example(split, uint64_t(t.eval_seed), uint64_t(first + i)));
     const TokenBatch batch = collate(examples);
-    const double loss = model.forward_loss(batch);
+    const Prediction prediction = model.predict(batch);
     double weight = 0;
     for (float w : batch.weights) weight += w;
-    loss_sum += loss * weight;
+    loss_sum += prediction.loss * weight;
     weight_sum += weight;
-    const std::vector<float>& logits = model.logits();  // [B·T, V]
     for (int64_t i = 0; i < count; ++i) {
       const Example& e = examples[i];
-      std::vector<int32_t> predictions(e.tokens.size());
-      for (size_t p = 0; p < e.tokens.size(); ++p)
-        predictions[p] = argmax(logits.data() + (i * batch.length + int64_t(p)) * v, v);
-      metrics->add(e, predictions);
+      const auto row = prediction.argmax.begin() + i * batch.length;  // [T] of example i
+      metrics->add(e, std::vector<int32_t>(row, row + int64_t(e.tokens.size())));
     }
   }
   json out = metrics->result();
@@ -42,7 +35,7 @@ json evaluate_split(Transformer<float>& model, const Task& task, const std::stri
 
 }  // namespace
 
-json evaluate(Transformer<float>& model, const Task& task, const TrainingConfig& training) {
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training) {
   json out = json::object();
   for (const std::string& split : task.eval_splits()) out[split] = evaluate_split(model, task, split, training);
   return out;

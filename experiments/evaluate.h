@@ -1,7 +1,7 @@
 // Evaluation of a model on a task's splits: greedy (argmax) predictions at every position go to
 // the task's metric accumulator; the mean masked loss is added as "loss".
 #pragma once
-#include "core/model/transformer.h"
+#include "core/optim/training_backend.h"
 #include "experiments/run_config.h"
 #include "tasks/task.h"
 
@@ -9,7 +9,7 @@ namespace pathbench {
 
 // {split: metrics} over `training.eval_examples` examples of each eval split drawn with
 // `training.eval_seed`, in batches of `training.eval_batch_size`.
-json evaluate(Transformer<float>& model, const Task& task, const TrainingConfig& training);
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training);
 
 // Metrics without their per-group breakdowns (the keys starting with "per_"), for curves and summaries.
 json without_breakdowns(const json& split_metrics);

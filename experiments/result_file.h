@@ -26,7 +26,6 @@ struct RunContext {
   std::string start, end;      // UTC, ISO 8601
   double wall_seconds = 0;
   int64_t threads = 0;         // threads actually used
-  std::string device_name;
   json git;
 };
 

@@ -18,8 +18,8 @@ json nullable(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 }  // namespace
 
-void save_run_checkpoint(const std::string& path, const std::string& run_hash, const Transformer<float>& model,
-                         const AdamW<float>& optimizer, const RunProgress& p) {
+void save_run_checkpoint(const std::string& path, const std::string& run_hash, const ModelConfig& model,
+                         TrainingBackend& backend, const RunProgress& p) {
   const json state{{"step", p.step},
                    {"train_tokens", p.train_tokens},
                    {"train_seconds", p.train_seconds},
@@ -32,22 +32,21 @@ void save_run_checkpoint(const std::string& path, const std::string& run_hash, c
                      {"tokens", p.window.tokens},
                      {"seconds", p.window.seconds}}},
                    {"metrics", p.metrics}};
-  save_checkpoint(path, model, &optimizer, {{"run_hash", run_hash}, {"run_progress", state.dump()}});
+  const OptimizerState optimizer = backend.download_optimizer_state();
+  save_checkpoint(path, model, backend.download_parameters(), &optimizer,
+                  {{"run_hash", run_hash}, {"run_progress", state.dump()}});
 }
 
 std::optional<RunProgress> load_run_checkpoint(const std::string& path, const std::string& run_hash,
-                                               Transformer<float>& model, AdamW<float>& optimizer) {
+                                               TrainingBackend& backend) {
   if (!std::filesystem::exists(path)) return std::nullopt;
   LoadedCheckpoint loaded = load_checkpoint(path);
   const auto hash = loaded.metadata.find("run_hash");
   const auto progress = loaded.metadata.find("run_progress");
   if (hash == loaded.metadata.end() || hash->second != run_hash || progress == loaded.metadata.end())
     return std::nullopt;
-  if (loaded.model->params().count() != model.params().count())
-    throw Error(fmt::format("{}: holds {} parameters, the run's model has {}", path, loaded.model->params().count(),
-                            model.params().count()));
-  model.params().values() = loaded.model->params().values();
-  load_optimizer_state(path, model, optimizer);
+  backend.upload_parameters(loaded.model->params());
+  backend.upload_optimizer_state(load_optimizer_state(path, loaded.model->params()));
   const json s = json::parse(progress->second, nullptr, false);
   if (s.is_discarded() || !s.is_object())
     throw Error(fmt::format("{}: metadata 'run_progress' is not a JSON object", path));
@@ -61,9 +60,9 @@ std::optional<RunProgress> load_run_checkpoint(const std::string& path, const st
     const json& w = s.at("window");
     p.window = CurveWindow{w.at("steps"), w.at("loss"), w.at("grad_norm"), w.at("tokens"), w.at("seconds")};
     p.metrics = s.at("metrics");
-    if (p.step != optimizer.steps())
+    if (p.step != backend.steps())
       throw Error(fmt::format("{}: runner step {} differs from the optimizer's step {}", path, p.step,
-                              optimizer.steps()));
+                              backend.steps()));
     return p;
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: metadata 'run_progress' is incomplete ({})", path, e.what()));

@@ -1,12 +1,13 @@
-// Mid-run checkpoints of a training run: the model and AdamW state (experiments/checkpoint.h)
-// plus the runner's own progress (step, running totals, the open logging window, the last
-// metrics), tagged with the run's hash so a checkpoint is only ever resumed by its own run.
+// Mid-run checkpoints of a training run on any device: the parameters and AdamW state of its
+// training backend (experiments/checkpoint.h) plus the runner's own progress (step, running totals,
+// the open logging window, the last metrics), tagged with the run's hash so a checkpoint is only
+// ever resumed by its own run.
 #pragma once
 #include <optional>
 #include <string>
 
-#include "core/model/transformer.h"
-#include "core/optim/adamw.h"
+#include "core/options.h"
+#include "core/optim/training_backend.h"
 
 namespace pathbench {
 
@@ -25,13 +26,13 @@ struct RunProgress {
   json metrics = json::object();  // of the last evaluation
 };
 
-void save_run_checkpoint(const std::string& path, const std::string& run_hash, const Transformer<float>& model,
-                         const AdamW<float>& optimizer, const RunProgress& progress);
+void save_run_checkpoint(const std::string& path, const std::string& run_hash, const ModelConfig& model,
+                         TrainingBackend& backend, const RunProgress& progress);
 
-// Loads a checkpoint of run `run_hash` into `model` and `optimizer` (both built from the run's
-// config) and returns its progress; nullopt when no file exists or it belongs to another run.
-// Throws pathbench::Error for an unreadable or mismatched file.
+// Loads a checkpoint of run `run_hash` into `backend` (built from the run's config) and returns its
+// progress; nullopt when no file exists or it belongs to another run. Throws pathbench::Error for
+// an unreadable or mismatched file.
 std::optional<RunProgress> load_run_checkpoint(const std::string& path, const std::string& run_hash,
-                                               Transformer<float>& model, AdamW<float>& optimizer);
+                                               TrainingBackend& backend);
 
 }  // namespace pathbench

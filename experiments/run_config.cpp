@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/precision.h"
 #include "core/rng.h"
 #include "experiments/json_path.h"
 
@@ -21,6 +22,10 @@ const std::vector<OptionSpec>& top_level_specs() {
       {"training", OptionType::Object, json::object(), "steps, batches, evaluation, logging (see `training`)"},
       {"seed", OptionType::Int, 0, "seed of the initialization and the training data", 0.0, 9007199254740992.0},
       {"device", OptionType::String, "cpu", "where the run computes (not part of the run hash)", {}, {}, {"cpu", "cuda"}},
+      {"precision", OptionType::String, "fp32",
+       "precision of matrix products and attention on cuda (weights, optimizer and reductions stay fp32); the "
+       "cpu computes fp32 only",
+       {}, {}, precision_names()},
       {"threads", OptionType::Int, 0, "CPU threads; 0: OpenMP's default (not part of the run hash)", 0.0, 4096.0},
   };
   return specs;
@@ -92,6 +97,13 @@ LrSchedule RunConfig::lr_schedule() const {
   return LrSchedule{optimizer.lr, warmup_steps, training.steps, min_lr_ratio};
 }
 
+BackendOptions RunConfig::backend_options() const {
+  BackendOptions o;
+  o.device = device;
+  parse_precision(precision, o.precision);
+  return o;
+}
+
 json RunConfig::semantic_json() const {
   json out = doc;
   for (const auto& key : non_semantic_keys()) erase_dotted(out, key);
@@ -114,6 +126,11 @@ RunConfig RunConfig::from_json(const json& j, const std::string& where, const Ta
   c.name = top["name"];
   c.seed = top["seed"];
   c.device = top["device"];
+  c.precision = top["precision"];
+  if (c.device == "cpu" && c.precision != "fp32")
+    throw Error(fmt::format("{}: key 'precision' has value \"{}\" but device 'cpu' computes fp32 only (set "
+                            "precision to fp32, or device to cuda)",
+                            where, c.precision));
   c.threads = top["threads"];
   c.model = ModelConfig::from_json(top["model"], where + ": model");
   c.task = tasks.canonical(top["task"], where + ": task");

@@ -7,6 +7,7 @@
 
 #include "core/model/model_config.h"
 #include "core/optim/adamw.h"
+#include "core/optim/training_backend.h"
 #include "experiments/task_provider.h"
 
 namespace pathbench {
@@ -38,11 +39,13 @@ struct RunConfig {
   TrainingConfig training;
   int64_t seed = 0;
   std::string device = "cpu";
+  std::string precision = "fp32";  // of matrix products: fp32 | tf32 | bf16 (the CPU computes fp32)
   int64_t threads = 0;        // 0: OpenMP's default
 
   json doc;                   // every key of the run, resolved (what results record)
 
   LrSchedule lr_schedule() const;
+  BackendOptions backend_options() const;
   // doc without the keys that do not change what is computed (name, device, threads, logging and
   // checkpoint cadence); its hash identifies the run.
   json semantic_json() const;

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "core/device.h"
+#include "core/optim/training_backend.h"
 #include "core/error.h"
 #include "experiments/file_output.h"
 #include "experiments/result_file.h"
@@ -51,7 +51,7 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
   int64_t to_run = 0, total_steps = 0;
   for (const RunState& s : states) {
     if (s.previous == "done") continue;
-    check_training_device(s.run->config.device);
+    check_device_available(s.run->config.device);
     ++to_run;
     total_steps += s.run->config.training.steps;
   }
@@ -77,7 +77,7 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
       std::filesystem::remove(files.checkpoint, ignored);
     }
     omp_set_num_threads(run.config.threads > 0 ? int(run.config.threads) : default_threads);
-    RunContext context{options.config_file, utc_timestamp(), "", 0, omp_get_max_threads(), cpu_description(), git};
+    RunContext context{options.config_file, utc_timestamp(), "", 0, omp_get_max_threads(), git};
     progress.begin_run(run.file_stem(), run.config.training.steps);
     const auto t0 = std::chrono::steady_clock::now();
     std::unique_ptr<Task> task;

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "core/optim/trainer.h"
+#include "core/optim/training_backend.h"
 #include "experiments/evaluate.h"
 #include "experiments/file_output.h"
 #include "experiments/run_checkpoint.h"
@@ -66,27 +66,21 @@ json eval_curve_line(int64_t step, const json& metrics) {
 
 }  // namespace
 
-void check_training_device(const std::string& device) {
-  if (device == "cpu") return;
-  throw Error(fmt::format("device '{}': this build cannot train on it (use --device cpu)", device));
-}
-
 RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& outputs, RunObserver& observer) {
   RunOutcome out;
   RunProgress p;
   p.last_logged_loss = std::nan("");
   int64_t at_step = 0;  // the step a failure is reported at: the one in progress, or the last one before an evaluation
   try {
-    check_training_device(c.device);
     ModelConfig mc = c.model;
     if (mc.vocab_size == 0) mc.vocab_size = task.vocabulary().size();
-    Transformer<float> model(mc);
-    model.init_parameters(uint64_t(c.seed));
-    out.parameters = int64_t(model.params().count());
-    Trainer<float> trainer(model, c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm);
+    const TrainingSetup setup{c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm, uint64_t(c.seed)};
+    std::unique_ptr<TrainingBackend> backend = make_training_backend(mc, setup, c.backend_options());
+    out.device_name = backend->device_description();
+    out.parameters = int64_t(backend->download_parameters().count());
     const bool checkpoints = c.training.checkpoint_every > 0;
     if (checkpoints && outputs.resume)
-      if (auto resumed = load_run_checkpoint(outputs.checkpoint, c.hash(), model, trainer.optimizer())) {
+      if (auto resumed = load_run_checkpoint(outputs.checkpoint, c.hash(), *backend)) {
         p = *resumed;
         out.resumed_from = p.step;
       }
@@ -97,7 +91,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       at_step = p.step + 1;
       const auto t0 = Clock::now();
       const TokenBatch batch = training_batch(task, c, p.step);
-      const TrainStep r = trainer.step(batch);
+      const TrainStep r = backend->step(batch);
       const double seconds = seconds_since(t0);
       if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
         out.status = "nan";
@@ -130,12 +124,12 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       if (step == steps || (c.training.eval_every > 0 && step % c.training.eval_every == 0)) {
         at_step = step;
         const auto e0 = Clock::now();
-        p.metrics = evaluate(model, task, c.training);
+        p.metrics = evaluate(*backend, task, c.training);
         p.eval_seconds += seconds_since(e0);
         curve.write(eval_curve_line(step, p.metrics));
       }
       if (checkpoints && (step % c.training.checkpoint_every == 0 || step == steps))
-        save_run_checkpoint(outputs.checkpoint, c.hash(), model, trainer.optimizer(), p);
+        save_run_checkpoint(outputs.checkpoint, c.hash(), mc, *backend, p);
     }
   } catch (const Error& e) {
     out.status = "failed";

@@ -24,6 +24,7 @@ struct RunOutcome {
                                 // evaluation); 0: before training
   json metrics = json::object();  // final {split: metrics}
   int64_t parameters = 0;
+  std::string device_name;      // the processor that trained, in words
   int64_t steps_done = 0;
   int64_t resumed_from = 0;     // the checkpoint step training continued from (0: from scratch)
   double train_tokens = 0;      // tokens processed by training steps (padding included)
@@ -31,9 +32,6 @@ struct RunOutcome {
   double eval_seconds = 0;
   double final_loss = std::numeric_limits<double>::quiet_NaN();  // mean loss of the last logged window
 };
-
-// Throws pathbench::Error when `device` cannot train in this build.
-void check_training_device(const std::string& device);
 
 // Where a run writes as it trains.
 struct RunOutputs {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "experiments/file_output.h"
 #include "experiments/result_file.h"
@@ -51,6 +52,27 @@ size_t count_files(const std::string& dir, const std::string& suffix) {
     n += name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
   }
   return n;
+}
+
+struct Killed {};  // not a std::exception: escapes train_run like a kill
+
+// Stops the run (as a kill would) after `at` steps.
+struct KillAt : RunObserver {
+  int64_t at;
+  explicit KillAt(int64_t step) : at(step) {}
+  void on_step(int64_t step, int64_t, double, double) override {
+    if (step == at) throw Killed{};
+  }
+};
+
+// The curve without its timing fields.
+std::vector<json> curve_values(const std::string& path) {
+  std::vector<json> lines = curve_lines(path);
+  for (json& l : lines) {
+    l.erase("tokens_per_s");
+    l.erase("elapsed_s");
+  }
+  return lines;
 }
 
 }  // namespace
@@ -254,42 +276,48 @@ TEST_CASE("Slurm array variables select the shard", "[runner]") {
   CHECK_THROWS_AS(slurm_array_shard(env({{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}})), Error);
 }
 
-TEST_CASE("a device this build cannot train on stops the sweep before any run", "[runner]") {
+TEST_CASE("an unavailable device stops the sweep before any run", "[runner]") {
   const std::string dir = fresh_temp_dir("device");
   json doc = sweep_of(json{{"seed", {0, 1}}});
   doc["grid"]["device"] = {"cpu", "cuda"};
   // Same hash for cpu and cuda: the device is not part of what a run computes.
   CHECK_THROWS_WITH(plan(doc), Catch::Contains("same run"));
   doc["grid"].erase("device");
+  doc["device"] = "cpu";
+  doc["precision"] = "bf16";
+  CHECK_THROWS_WITH(plan(doc), Catch::Contains("'precision'") && Catch::Contains("bf16") && Catch::Contains("cpu"));
+  if (cuda_device_available()) return;  // the [cuda] tests train there
   doc["device"] = "cuda";
   CHECK_THROWS_WITH(run(plan(doc), dir), Catch::Contains("device 'cuda'"));
   CHECK(count_files(dir, ".json") == 0);
 }
 
-namespace {
+TEST_CASE("a sweep trains on the GPU, checkpoints and resumes there", "[cuda]") {
+  json doc = tiny_run_config();
+  doc["training"]["checkpoint_every"] = 2;
+  const auto cpu_runs = plan(doc);
+  doc["device"] = "cuda";
+  const std::string cpu = fresh_temp_dir("gpu-cpu"), gpu = fresh_temp_dir("gpu"), killed = fresh_temp_dir("gpu-killed");
+  run(cpu_runs, cpu);
+  const auto gpu_runs = plan(doc);
+  CHECK(gpu_runs[0].hash == cpu_runs[0].hash);
+  REQUIRE(run(gpu_runs, gpu).done == 1);
+  const json on_gpu = json::parse(read_file(run_files(gpu, gpu_runs[0]).result));
+  const json on_cpu = json::parse(read_file(run_files(cpu, cpu_runs[0]).result));
+  CHECK(on_gpu["device"] == "cuda");
+  CHECK(on_gpu["device_name"] != on_cpu["device_name"]);
+  CHECK(on_gpu["final_train_loss"].get<double>() == Approx(on_cpu["final_train_loss"].get<double>()).epsilon(1e-3));
 
-struct Killed {};  // not a std::exception: escapes train_run like a kill
-
-// Stops the run (as a kill would) after `at` steps.
-struct KillAt : RunObserver {
-  int64_t at;
-  explicit KillAt(int64_t step) : at(step) {}
-  void on_step(int64_t step, int64_t, double, double) override {
-    if (step == at) throw Killed{};
-  }
-};
-
-// The curve without its timing fields.
-std::vector<json> curve_values(const std::string& path) {
-  std::vector<json> lines = curve_lines(path);
-  for (json& l : lines) {
-    l.erase("tokens_per_s");
-    l.erase("elapsed_s");
-  }
-  return lines;
+  const RunFiles files = run_files(killed, gpu_runs[0]);
+  const auto task = fixture_tasks().make(gpu_runs[0].config.task, "test");
+  KillAt kill(5);
+  CHECK_THROWS_AS(train_run(gpu_runs[0].config, *task, RunOutputs{files.curve, files.checkpoint, true}, kill), Killed);
+  REQUIRE(run(gpu_runs, killed).done == 1);
+  const json resumed = json::parse(read_file(files.result));
+  CHECK(resumed["resumed_from_step"] == 4);
+  CHECK(resumed["final_train_loss"].get<double>() ==
+        Approx(on_gpu["final_train_loss"].get<double>()).epsilon(1e-5));
 }
-
-}  // namespace
 
 TEST_CASE("a run killed mid-way resumes from its checkpoint and ends bit-identical", "[runner]") {
   json doc = tiny_run_config();
