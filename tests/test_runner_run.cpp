@@ -295,6 +295,7 @@ TEST_CASE("an unavailable device stops the sweep before any run", "[runner]") {
 TEST_CASE("a sweep trains on the GPU, checkpoints and resumes there", "[cuda]") {
   json doc = tiny_run_config();
   doc["training"]["checkpoint_every"] = 2;
+  doc["model"]["d_model"] = 32;  // the GPU kernels take head dimensions 16, 32, 64 and 128
   const auto cpu_runs = plan(doc);
   doc["device"] = "cuda";
   const std::string cpu = fresh_temp_dir("gpu-cpu"), gpu = fresh_temp_dir("gpu"), killed = fresh_temp_dir("gpu-killed");
