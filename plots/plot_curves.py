@@ -33,7 +33,7 @@ def plot(all_results, out_dir):
             curves = [R.load_curve(r) for r in f.of(enc)]
             loss = mean_by_step(curves, lambda line: line.get("loss") if "eval" not in line else None)
             rows += [[enc, s, "train_loss", v] for s, v in loss]
-            loss_ax.plot([s for s, _ in loss], [v for _, v in loss], color=style.color(enc), label=style.label(enc))
+            loss_ax.plot([s for s, _ in loss], [v for _, v in loss], color=style.color(enc))
             for i, split in enumerate(f.splits):
                 ev = mean_by_step(curves, lambda line: line.get("eval", {}).get(split, {}).get(f.metric))
                 rows += [[enc, s, split + " " + f.metric, v] for s, v in ev]
@@ -42,11 +42,12 @@ def plot(all_results, out_dir):
         loss_ax.set_xlabel("step")
         loss_ax.set_ylabel("training loss")
         loss_ax.set_yscale("log")
-        loss_ax.legend(fontsize=8)
         eval_ax.set_xlabel("step")
         eval_ax.set_ylabel(f.metric_label)
-        eval_ax.legend([Line2D([], [], color="black", linestyle=SPLIT_STYLES[i % len(SPLIT_STYLES)])
-                        for i in range(len(f.splits))], f.splits, fontsize=8, title="eval split", title_fontsize=8)
+        handles = [Line2D([], [], color=style.color(enc), label=style.label(enc)) for enc in f.encodings]
+        handles += [Line2D([], [], color="black", linestyle=SPLIT_STYLES[i % len(SPLIT_STYLES)], label="eval: " + split)
+                    for i, split in enumerate(f.splits)]
+        style.legend(eval_ax, handles=handles)
         fig.suptitle(f.title)
         written.append(R.finish(fig, out_dir, "curves-" + f.name, ["encoding", "step", "series", "value"], rows))
     return written

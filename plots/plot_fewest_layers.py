@@ -59,7 +59,7 @@ def plot(all_results, out_dir, threshold=THRESHOLD):
         ax.set_ylabel("fewest layers with {} {} {:g}".format(f.metric.replace("_", " "),
                                                              ">" if f.higher_is_better else "<", threshold))
         ax.set_title(f.title + " (missing: no depth up to {} passes)".format(depths[-1]), fontsize=9)
-        ax.legend(fontsize=8)
+        style.legend(ax)
         written.append(R.finish(fig, out_dir, "fewest-layers-" + f.name,
                                 ["encoding", group_name, "metric", "threshold", "fewest_layers"], rows))
     return written

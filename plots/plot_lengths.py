@@ -51,7 +51,7 @@ def plot(all_results, out_dir):
         ax.set_xlabel(group_name.replace("_", " "))
         ax.set_ylabel(f.metric_label)
         ax.set_title(f.title)
-        ax.legend(fontsize=8)
+        style.legend(ax)
         written.append(R.finish(fig, out_dir, "lengths-" + f.name, ["encoding", group_name, "metric", "mean", "std", "n"],
                                 rows))
     return written

@@ -29,7 +29,7 @@ def plot(all_results, out_dir):
         ax.set_xticklabels(f.splits)
         ax.set_ylabel(f.metric_label)
         ax.set_title(f.title)
-        ax.legend(fontsize=8, ncol=min(3, len(f.encodings)))
+        style.legend(ax)
         written.append(R.finish(fig, out_dir, "splits-" + f.name, ["encoding", "split", "metric", "mean", "std", "n"],
                                 rows))
     return written

@@ -28,3 +28,8 @@ def color(encoding):
 def apply_defaults():
     matplotlib.rcParams.update({"figure.dpi": 120, "savefig.dpi": 150, "axes.grid": True, "grid.alpha": 0.3,
                                 "axes.spines.top": False, "axes.spines.right": False, "font.size": 10})
+
+
+def legend(ax, **kwargs):
+    """A legend outside the axes on the right, so it never covers data."""
+    return ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
