@@ -2,6 +2,7 @@
 #include "experiments/progress.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,12 @@ namespace {
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
+}
+
+// The terminal's width in columns (0 when unknown).
+size_t terminal_width(std::FILE* out) {
+  winsize w{};
+  return ::ioctl(::fileno(out), TIOCGWINSZ, &w) == 0 ? size_t(w.ws_col) : 0;
 }
 
 std::string format_rate(double per_s) {
@@ -70,10 +77,11 @@ void SweepProgress::on_step(int64_t step, int64_t steps, double loss, double tok
   const double run_eta = run_elapsed / double(step) * double(steps - step);
   const int64_t done = steps_before_run_ + step;
   const double sweep_eta = seconds_between(sweep_start_, now) / double(done) * double(total_steps_ - done);
-  std::string line = fmt::format("[{}/{}] {} step {}/{} loss {:.4f} {} tok/s ETA {}", run_, runs_, name_, step, steps,
-                                 loss, format_rate(smoothed_tokens_per_s_), format_duration(run_eta));
+  // The numbers first, the run's name last: a narrow terminal cuts the end of the line.
+  std::string line = fmt::format("[{}/{}] step {}/{} loss {:.4f} {} tok/s ETA {}", run_, runs_, step, steps, loss,
+                                 format_rate(smoothed_tokens_per_s_), format_duration(run_eta));
   if (runs_ > 1) line += fmt::format(" (sweep {})", format_duration(sweep_eta));
-  print_line(line, mode_ == Mode::Lines);
+  print_line(line + " " + name_, mode_ == Mode::Lines);
 }
 
 void SweepProgress::end_run(const std::string& summary) {
@@ -86,7 +94,10 @@ void SweepProgress::message(const std::string& line) { print_line(line, true); }
 void SweepProgress::print_line(const std::string& line, bool permanent) {
   if (mode_ == Mode::Quiet) return;
   if (mode_ == Mode::Terminal) {
-    fmt::print(out_, "\r\033[K{}{}", line, permanent ? "\n" : "");
+    // A status line longer than the terminal would wrap and break the redraw in place.
+    const size_t width = terminal_width(out_);
+    const std::string shown = !permanent && width > 1 && line.size() >= width ? line.substr(0, width - 1) : line;
+    fmt::print(out_, "\r\033[K{}{}", shown, permanent ? "\n" : "");
   } else {
     fmt::print(out_, "{}\n", line);
   }
