@@ -5,6 +5,8 @@ namespace pathbench {
 
 void add_commands(CLI::App& app) {
   add_bench_command(app);
+  add_bench_tasks_command(app);
+  add_sample_command(app);
 }
 
 }  // namespace pathbench

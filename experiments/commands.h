@@ -8,5 +8,7 @@ namespace pathbench {
 void add_commands(CLI::App& app);
 
 void add_bench_command(CLI::App& app);
+void add_bench_tasks_command(CLI::App& app);
+void add_sample_command(CLI::App& app);
 
 }  // namespace pathbench

@@ -3,13 +3,19 @@
 
 #include "core/error.h"
 #include "tasks/task.h"
+#include "tasks/task_list.h"
 
 namespace pathbench {
 
 // One line per task; each is defined in its own file.
 
 const std::vector<TaskInfo>& task_registry() {
-  static const std::vector<TaskInfo> registry = {};
+  static const std::vector<TaskInfo> registry = {
+      flipflop_task(),
+      word_problem_task(),
+      phonebook_task(),
+      mqrar_task(),
+  };
   return registry;
 }
 

@@ -24,9 +24,11 @@ struct Example {
 // Token ids and their printable forms.
 struct Vocabulary {
   std::vector<std::string> symbols;  // symbols[id]
+  std::string separator = " ";       // between tokens in text ("" for character-level tasks)
   int64_t size() const { return int64_t(symbols.size()); }
   // The tokens as text, joined by `separator`.
-  std::string render(const std::vector<int32_t>& tokens, const std::string& separator = " ") const;
+  std::string render(const std::vector<int32_t>& tokens) const { return render(tokens, separator); }
+  std::string render(const std::vector<int32_t>& tokens, const std::string& separator) const;
 };
 
 // Collects the model's predictions over a split's examples and reports its metrics.

@@ -1,0 +1,140 @@
+// MQRAR-N, N-back associative recall with repeated keys. A sequence holds `pairs` assignments
+// "key value" over `keys` distinct keys (drawn from `key_vocab` key symbols), each key assigned
+// ⌊pairs/keys⌋ or ⌈pairs/keys⌉ times in shuffled order with uniform values; then a separator "|";
+// then a query region of `length` − 2·pairs − 1 tokens of noise "_" holding `queries` queries
+// "key answer" at random non-overlapping places. A query's answer is the N-th most recent value
+// assigned to its key (N = n_back; N = 1 is the last assignment). The model reads BOS and every
+// token but the last and predicts each next token; the answers are scored.
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "tasks/holdout.h"
+#include "tasks/next_token.h"
+#include "tasks/split_config.h"
+#include "tasks/tally_metrics.h"
+#include "tasks/task_list.h"
+
+namespace pathbench {
+
+namespace {
+
+// A uniform random choice of `count` distinct values of [0, n), in random order (partial
+// Fisher–Yates shuffle).
+std::vector<int64_t> choose_distinct(CounterRng& rng, int64_t n, int64_t count) {
+  std::vector<int64_t> pool(n);
+  std::iota(pool.begin(), pool.end(), 0);
+  for (int64_t i = 0; i < count; ++i) std::swap(pool[i], pool[i + int64_t(rng.below(uint64_t(n - i)))]);
+  pool.resize(count);
+  return pool;
+}
+
+enum Token : int32_t { kBos = 0, kSeparator = 1, kNoise = 2, kFirstKey = 3 };
+
+class Mqrar : public Task {
+ public:
+  Mqrar(const json& o, const std::string& where)
+      : n_back_(o["n_back"].get<int64_t>()),
+        pairs_(o["pairs"].get<int64_t>()),
+        keys_(o["keys"].get<int64_t>()),
+        key_vocab_(o["key_vocab"].get<int64_t>()),
+        value_vocab_(o["value_vocab"].get<int64_t>()),
+        queries_(o["queries"].get<int64_t>()),
+        length_(o["length"].get<int64_t>()),
+        loss_on_all_(o["loss"] == "all"),
+        where_(where) {
+    if (keys_ > key_vocab_)
+      throw Error(fmt::format("{}: key 'keys' has value {} (more than key_vocab {})", where, keys_, key_vocab_));
+    if (keys_ > pairs_)
+      throw Error(fmt::format("{}: key 'keys' has value {} (more than pairs {}: some key would never be assigned)",
+                              where, keys_, pairs_));
+    if (n_back_ > pairs_ / keys_)
+      throw Error(fmt::format("{}: key 'n_back' has value {} (each of the {} keys is assigned only {} times in {} "
+                              "pairs; n_back must be <= pairs / keys)", where, n_back_, keys_, pairs_ / keys_, pairs_));
+    const int64_t needed = 2 * pairs_ + 1 + 2 * queries_;
+    if (length_ < needed)
+      throw Error(fmt::format("{}: key 'length' has value {} (too short for {} pairs, a separator and {} queries: "
+                              "needs >= {})", where, length_, pairs_, queries_, needed));
+    vocabulary_.symbols = {"<bos>", "|", "_"};
+    for (int64_t k = 0; k < key_vocab_; ++k) vocabulary_.symbols.push_back(fmt::format("k{}", k));
+    for (int64_t v = 0; v < value_vocab_; ++v) vocabulary_.symbols.push_back(fmt::format("v{}", v));
+  }
+
+  const Vocabulary& vocabulary() const override { return vocabulary_; }
+  std::vector<std::string> eval_splits() const override { return {"eval"}; }
+
+  Example example(const std::string& split, uint64_t seed, uint64_t index) const override {
+    check_split("mqrar", split, eval_splits());
+    CounterRng rng = example_rng("mqrar", split, seed, index);
+    return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r); },
+                          fmt::format("{}: mqrar split '{}'", where_, split));
+  }
+
+  std::unique_ptr<MetricAccumulator> metrics(const std::string& split) const override {
+    check_split("mqrar", split, eval_splits());
+    return std::make_unique<TallyMetrics>(
+        [](const Tally& t) {
+          return json{{"accuracy", t.accuracy()}, {"sequence_accuracy", t.sequence_accuracy()},
+                      {"scored", t.scored}, {"sequences", t.sequences}};
+        },
+        "");
+  }
+  std::string primary_metric() const override { return "accuracy"; }
+  bool higher_is_better() const override { return true; }
+
+ private:
+  int32_t key_token(int64_t k) const { return kFirstKey + int32_t(k); }
+  int32_t value_token(int64_t v) const { return kFirstKey + int32_t(key_vocab_ + v); }
+
+  Example draw(CounterRng& rng) const {
+    const std::vector<int64_t> key_symbols = choose_distinct(rng, key_vocab_, keys_);
+    // The assignment order: key c appears pairs/keys times (the first pairs % keys keys once more).
+    std::vector<int64_t> order;
+    for (int64_t c = 0; c < keys_; ++c)
+      order.insert(order.end(), pairs_ / keys_ + (c < pairs_ % keys_ ? 1 : 0), c);
+    for (int64_t i = pairs_ - 1; i > 0; --i) std::swap(order[i], order[rng.below(uint64_t(i + 1))]);
+
+    std::vector<int32_t> seq(length_, kNoise);
+    std::vector<uint8_t> scored(length_, 0);
+    std::vector<std::vector<int32_t>> history(keys_);  // values assigned to each key, oldest first
+    for (int64_t i = 0; i < pairs_; ++i) {
+      const int32_t value = value_token(int64_t(rng.below(uint64_t(value_vocab_))));
+      seq[2 * i] = key_token(key_symbols[order[i]]);
+      seq[2 * i + 1] = value;
+      history[order[i]].push_back(value);
+    }
+    seq[2 * pairs_] = kSeparator;
+    const int64_t region = 2 * pairs_ + 1;  // first token of the query region
+    for (int64_t slot : choose_distinct(rng, (length_ - region) / 2, queries_)) {
+      const int64_t c = int64_t(rng.below(uint64_t(keys_)));
+      const int64_t at = region + 2 * slot;
+      seq[at] = key_token(key_symbols[c]);
+      seq[at + 1] = history[c][history[c].size() - n_back_];
+      scored[at + 1] = 1;
+    }
+    return next_token_example(kBos, std::move(seq), std::move(scored), loss_on_all_, 0);
+  }
+
+  int64_t n_back_, pairs_, keys_, key_vocab_, value_vocab_, queries_, length_;
+  bool loss_on_all_;
+  std::string where_;
+  Vocabulary vocabulary_;
+};
+
+}  // namespace
+
+TaskInfo mqrar_task() {
+  return {"mqrar",
+          "MQRAR-N: recall the N-th most recent value assigned to a repeatedly reassigned key",
+          {{"n_back", OptionType::Int, 2, "N: a query asks for the N-th most recent value of its key", 1},
+           {"pairs", OptionType::Int, 32, "key-value assignments before the queries", 1},
+           {"keys", OptionType::Int, 8, "distinct keys per sequence (each assigned about pairs/keys times)", 1},
+           {"key_vocab", OptionType::Int, 32, "key symbols", 1},
+           {"value_vocab", OptionType::Int, 32, "value symbols", 2},
+           {"queries", OptionType::Int, 32, "queries per sequence", 1},
+           {"length", OptionType::Int, 768, "tokens per sequence (model input: BOS + the first length-1)", 4},
+           loss_option("scored")},
+          [](const json& o, const std::string& where) { return std::make_unique<Mqrar>(o, where); }};
+}
+
+}  // namespace pathbench

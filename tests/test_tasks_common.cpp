@@ -1,0 +1,247 @@
+// Properties every task shares: well-formed examples, determinism, independence of splits, seeds
+// and indices, train/eval disjointness on small spaces, metric accumulators, and rejected configs.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "core/error.h"
+#include "task_test_support.h"
+#include "tasks/holdout.h"
+
+using namespace pathbench;
+using pathbench::testing::make;
+
+namespace {
+
+// Small configs of every task, for fast checks.
+std::vector<json> small_configs() {
+  return {{{"name", "flipflop"}, {"length", 64}},
+          {{"name", "word_problem"}, {"group", "A5"}, {"train_max_length", 16}, {"eval_splits", {{"eval", {8, 32}}}}},
+          {{"name", "word_problem"}, {"group", "S3"}, {"mode", "decision"}, {"train_min_length", 4}, {"eval_splits", {{"eval", {8}}}}},
+          {{"name", "phonebook"}, {"train_min_entries", 2}, {"train_max_entries", 6}, {"eval_splits", {{"eval", {4, 12}}}}},
+          {{"name", "mqrar"}, {"length", 160}}};
+}
+
+std::vector<int32_t> all_correct(const Example& e) { return e.targets; }
+
+}  // namespace
+
+TEST_CASE("every registered task builds from defaults and yields well-formed examples", "[tasks]") {
+  REQUIRE(task_registry().size() == 4);
+  std::vector<json> configs = small_configs();
+  for (const auto& info : task_registry()) configs.push_back({{"name", info.name}});
+  for (const json& config : configs) {
+    INFO(config.dump());
+    const auto task = make(config);
+    const int64_t V = task->vocabulary().size();
+    for (const std::string& split : [&] { auto s = task->eval_splits(); s.push_back("train"); return s; }())
+      for (uint64_t index = 0; index < 4; ++index) {
+        const Example e = task->example(split, 9, index);
+        const size_t L = e.tokens.size();
+        REQUIRE(L > 0);
+        REQUIRE(e.targets.size() == L);
+        REQUIRE(e.loss_mask.size() == L);
+        REQUIRE(e.score_mask.size() == L);
+        bool in_range = true, scored_in_loss = true;
+        for (size_t t = 0; t < L; ++t) {
+          in_range = in_range && e.tokens[t] >= 0 && e.tokens[t] < V && e.targets[t] >= 0 && e.targets[t] < V;
+          scored_in_loss = scored_in_loss && (!e.score_mask[t] || e.loss_mask[t]);
+        }
+        CHECK(in_range);
+        CHECK(scored_in_loss);
+        CHECK(std::count(e.score_mask.begin(), e.score_mask.end(), 1) > 0);
+        CHECK(is_held_out(e) == (split != "train"));
+      }
+    CHECK_THROWS_WITH(task->example("nope", 0, 0), Catch::Contains("unknown split 'nope'"));
+    CHECK_THROWS_WITH(task->metrics("nope"), Catch::Contains("unknown split 'nope'"));
+  }
+}
+
+TEST_CASE("examples are pure functions of (config, split, seed, index) and differ across them", "[tasks]") {
+  for (const json& config : small_configs()) {
+    INFO(config.dump());
+    const auto a = make(config), b = make(config);
+    const std::string eval = a->eval_splits().front();
+    for (uint64_t index = 0; index < 5; ++index) {
+      const Example x = a->example("train", 3, index), y = b->example("train", 3, index);
+      CHECK(x.tokens == y.tokens);
+      CHECK(x.targets == y.targets);
+      CHECK(x.loss_mask == y.loss_mask);
+      CHECK(x.score_mask == y.score_mask);
+      CHECK(x.group == y.group);
+      CHECK(a->example(eval, 3, index).tokens == b->example(eval, 3, index).tokens);
+    }
+    std::set<std::vector<int32_t>> seen;
+    int draws = 0;
+    for (uint64_t seed = 0; seed < 3; ++seed)
+      for (uint64_t index = 0; index < 10; ++index)
+        for (const std::string& split : {std::string("train"), eval}) {
+          seen.insert(a->example(split, seed, index).tokens);
+          ++draws;
+        }
+    CHECK(int(seen.size()) == draws);
+  }
+}
+
+TEST_CASE("training and evaluation share no example even in a small space", "[tasks]") {
+  // Parity words of length 5: 32 sequences in all.
+  const auto parity = make({{"name", "word_problem"}, {"group", "Z2"}, {"train_min_length", 5}, {"train_max_length", 5},
+                            {"eval_splits", {{"a", {5}}, {"b", {5}}}}});
+  std::set<std::vector<int32_t>> train, eval;
+  for (uint64_t seed = 0; seed < 4; ++seed)
+    for (uint64_t index = 0; index < 500; ++index) {
+      train.insert(parity->example("train", seed, index).tokens);
+      eval.insert(parity->example("a", seed, index).tokens);
+      eval.insert(parity->example("b", seed, index).tokens);
+    }
+  CHECK_FALSE(train.empty());
+  CHECK_FALSE(eval.empty());
+  CHECK(train.size() + eval.size() == 32);  // every word is drawn, on exactly one side
+  for (const auto& s : eval) CHECK(train.count(s) == 0);
+
+  // Flip-flop of 8 tokens: w b x b x b r b with x ∈ {w, r, i}.
+  const auto ffl = make({{"name", "flipflop"}, {"length", 8}, {"p", 0.4}});
+  std::set<std::vector<int32_t>> ffl_train, ffl_eval;
+  for (uint64_t index = 0; index < 3000; ++index) {
+    ffl_train.insert(ffl->example("train", 0, index).targets);
+    for (const auto& split : ffl->eval_splits()) ffl_eval.insert(ffl->example(split, 0, index).targets);
+  }
+  CHECK_FALSE(ffl_eval.empty());
+  for (const auto& s : ffl_eval) CHECK(ffl_train.count(s) == 0);
+}
+
+TEST_CASE("drawing fails instead of sharing examples when a side of the partition is empty", "[tasks]") {
+  Example only;
+  only.tokens = {1, 2, 3};
+  only.targets = {2, 3, 4};
+  const bool held_out = is_held_out(only);
+  CounterRng rng(1);
+  auto draw = [&](CounterRng&) { return only; };
+  CHECK(draw_for_split(held_out ? "eval" : "train", rng, draw, "here").tokens == only.tokens);
+  CHECK_THROWS_WITH(draw_for_split(held_out ? "train" : "eval", rng, draw, "here"),
+                    Catch::StartsWith("here:") && Catch::Contains("too small"));
+}
+
+TEST_CASE("metric accumulators score hand-made predictions", "[tasks]") {
+  SECTION("flip-flop: perfect, one wrong read bit, unscored mistakes ignored") {
+    const auto task = make({{"name", "flipflop"}, {"length", 64}});
+    auto m = task->metrics("in_dist");
+    CHECK(m->result()["error_rate"].is_null());
+    int64_t scored = 0;
+    for (uint64_t i = 0; i < 10; ++i) {
+      const Example e = task->example("in_dist", 0, i);
+      scored += std::count(e.score_mask.begin(), e.score_mask.end(), 1);
+      std::vector<int32_t> p = all_correct(e);
+      for (size_t t = 0; t < p.size(); ++t)
+        if (!e.score_mask[t]) p[t] = 0;  // wrong where nothing is scored
+      if (i == 3)
+        for (size_t t = 0; t < p.size(); ++t)
+          if (e.score_mask[t]) {
+            p[t] = e.targets[t] == 3 ? 4 : 3;  // flip the first read bit
+            break;
+          }
+      m->add(e, p);
+    }
+    const json r = m->result();
+    CHECK(r["scored"] == scored);
+    CHECK(r["errors"] == 1);
+    CHECK(r["error_rate"].get<double>() == Approx(1.0 / scored));
+    auto perfect = task->metrics("in_dist");
+    for (uint64_t i = 0; i < 10; ++i) perfect->add(task->example("in_dist", 0, i), all_correct(task->example("in_dist", 0, i)));
+    CHECK(perfect->result()["error_rate"].get<double>() == 0.0);
+    CHECK(perfect->result()["scored"] == scored);
+    CHECK(task->primary_metric() == "error_rate");
+    CHECK_FALSE(task->higher_is_better());
+  }
+  SECTION("phonebook: one wrong digit is not an exact match; per book size") {
+    const auto task = make({{"name", "phonebook"}, {"number_digits", 4}, {"eval_splits", {{"eval", {3, 5}}}}});
+    auto m = task->metrics("eval");
+    const Example a = task->example("eval", 0, 0), b = task->example("eval", 0, 1);
+    REQUIRE(a.group == 3);
+    REQUIRE(b.group == 5);
+    m->add(a, all_correct(a));
+    std::vector<int32_t> p = all_correct(b);
+    p[p.size() - 2] = p[p.size() - 2] == 4 ? 5 : 4;  // a wrong digit
+    m->add(b, p);
+    const json r = m->result();
+    CHECK(r["exact_match"].get<double>() == Approx(0.5));
+    CHECK(r["digit_accuracy"].get<double>() == Approx(7.0 / 8));
+    CHECK(r["per_book_size"]["3"]["exact_match"].get<double>() == Approx(1.0));
+    CHECK(r["per_book_size"]["5"]["exact_match"].get<double>() == Approx(0.0));
+    CHECK(r["per_book_size"]["5"]["digit_accuracy"].get<double>() == Approx(0.75));
+    CHECK(r.contains(task->primary_metric()));
+  }
+  SECTION("word problem: token and sequence accuracy per length") {
+    const auto task = make({{"name", "word_problem"}, {"group", "S3"}, {"eval_splits", {{"eval", {4, 10}}}}});
+    auto m = task->metrics("eval");
+    for (uint64_t i = 0; i < 4; ++i) {
+      const Example e = task->example("eval", 0, i);
+      std::vector<int32_t> p = all_correct(e);
+      if (e.group == 10 && i == 1) p[0] = (p[0] + 1) % 6;
+      m->add(e, p);
+    }
+    const json r = m->result();
+    CHECK(r["per_length"]["4"]["sequence_accuracy"].get<double>() == Approx(1.0));
+    CHECK(r["per_length"]["10"]["sequence_accuracy"].get<double>() == Approx(0.5));
+    CHECK(r["per_length"]["10"]["token_accuracy"].get<double>() == Approx(19.0 / 20));
+    CHECK(r["sequence_accuracy"].get<double>() == Approx(0.75));
+    CHECK(r["scored"] == 28);
+  }
+  SECTION("MQRAR: accuracy at the queries") {
+    const auto task = make({{"name", "mqrar"}, {"length", 160}, {"queries", 10}});
+    auto m = task->metrics("eval");
+    const Example e = task->example("eval", 0, 0);
+    std::vector<int32_t> p = all_correct(e);
+    for (size_t t = 0, wrong = 0; t < p.size() && wrong < 3; ++t)
+      if (e.score_mask[t]) p[t] = 0, ++wrong;
+    m->add(e, p);
+    CHECK(m->result()["accuracy"].get<double>() == Approx(0.7));
+    CHECK(m->result()["sequence_accuracy"].get<double>() == Approx(0.0));
+  }
+  SECTION("predictions of the wrong length are an error") {
+    const auto task = make({{"name", "mqrar"}, {"length", 160}});
+    auto m = task->metrics("eval");
+    const Example e = task->example("eval", 0, 0);
+    CHECK_THROWS_AS(m->add(e, std::vector<int32_t>(3, 0)), Error);
+  }
+}
+
+TEST_CASE("invalid task configs are rejected naming the key and value", "[tasks]") {
+  auto rejected = [](const json& config, const std::string& key, const std::string& value) {
+    INFO(config.dump());
+    CHECK_THROWS_WITH(make(config), Catch::StartsWith("test config") && Catch::Contains("'" + key + "'") &&
+                                        Catch::Contains(value));
+  };
+  rejected({{"name", "nothing"}}, "name", "nothing");
+  rejected({{"name", "flipflop"}, {"colour", 1}}, "colour", "colour");
+  // Flip-flop: p outside [0, 1), lengths too short or odd, bad eval splits.
+  rejected({{"name", "flipflop"}, {"p", 1.0}}, "p", "1.0");
+  rejected({{"name", "flipflop"}, {"p", -0.1}}, "p", "-0.1");
+  rejected({{"name", "flipflop"}, {"length", 2}}, "length", "2");
+  rejected({{"name", "flipflop"}, {"length", 101}}, "length", "101");
+  rejected({{"name", "flipflop"}, {"eval_splits", {{"x", 1.5}}}}, "eval_splits", "1.5");
+  rejected({{"name", "flipflop"}, {"eval_splits", {{"train", 0.5}}}}, "eval_splits", "train");
+  rejected({{"name", "flipflop"}, {"eval_splits", json::object()}}, "eval_splits", "{}");
+  // Word problems: unknown group, non-elements, lengths.
+  rejected({{"name", "word_problem"}, {"group", "Q8"}}, "group", "Q8");
+  rejected({{"name", "word_problem"}, {"group", "Z1"}}, "group", "Z1");
+  rejected({{"name", "word_problem"}, {"generators", {"(0 1)"}}}, "generators", "(0 1)");
+  rejected({{"name", "word_problem"}, {"generators", {"(0 1 2)", "12034"}}}, "generators", "12034");
+  rejected({{"name", "word_problem"}, {"mode", "guess"}}, "mode", "guess");
+  rejected({{"name", "word_problem"}, {"train_min_length", 0}}, "train_min_length", "0");
+  rejected({{"name", "word_problem"}, {"train_min_length", 9}, {"train_max_length", 8}}, "train_max_length", "8");
+  rejected({{"name", "word_problem"}, {"eval_splits", {{"e", {4, 0}}}}}, "eval_splits", "[4,0]");
+  // Phonebook: more names than the syllable tables can make unique.
+  rejected({{"name", "phonebook"}, {"name_syllables", 1}, {"train_max_entries", 81}}, "train_max_entries", "81");
+  rejected({{"name", "phonebook"}, {"name_syllables", 1}, {"train_max_entries", 10}, {"eval_splits", {{"e", {100}}}}},
+           "eval_splits", "100");
+  rejected({{"name", "phonebook"}, {"name_syllables", 9}}, "name_syllables", "9");
+  rejected({{"name", "phonebook"}, {"train_min_entries", 9}, {"train_max_entries", 8}}, "train_max_entries", "8");
+  // MQRAR: N < 1, N beyond the repetitions, lengths too short, keys beyond the vocabulary.
+  rejected({{"name", "mqrar"}, {"n_back", 0}}, "n_back", "0");
+  rejected({{"name", "mqrar"}, {"n_back", 5}, {"pairs", 32}, {"keys", 8}}, "n_back", "5");
+  rejected({{"name", "mqrar"}, {"length", 100}}, "length", "100");
+  rejected({{"name", "mqrar"}, {"keys", 40}, {"pairs", 64}}, "keys", "40");
+  rejected({{"name", "mqrar"}, {"keys", 16}, {"pairs", 8}, {"n_back", 1}}, "keys", "16");
+  rejected({{"name", "mqrar"}, {"loss", "most"}}, "loss", "most");
+}
