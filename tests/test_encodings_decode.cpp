@@ -6,11 +6,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include <filesystem>
+
 #include "core/attention/fox.h"
 #include "core/attention/path.h"
 #include "core/model/generate.h"
 #include "core/model/transformer.h"
 #include "encoding_test_support.h"
+#include "experiments/checkpoint.h"
+#include "experiments/commands.h"
+#include "experiments/file_output.h"
 
 namespace pathbench {
 namespace {
@@ -121,6 +126,36 @@ TEST_CASE("greedy generation rejects an empty prompt and tokens outside the voca
   model.init_parameters(24);
   CHECK_THROWS_WITH(greedy_generate(model, {}, 3), Catch::Contains("prompt has no tokens"));
   CHECK_THROWS_WITH(greedy_generate(model, {1, 9}, 3), Catch::Contains("outside the vocabulary"));
+}
+
+TEST_CASE("generate command: prompt in the task's symbols, greedy tokens from the checkpoint", "[encodings]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("pathbench_generate_test_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string ckpt = (dir / "model.safetensors").string(), out = (dir / "gen.json").string();
+  ModelConfig config = decode_config("path_fox");
+  config.vocab_size = 6;  // flip-flop: w r i 0 1 <bos>
+  Transformer<float> model(config);
+  model.init_parameters(25);
+  save_checkpoint(ckpt, model, nullptr, {{"task", R"({"name": "flipflop"})"}});
+  auto run = [&](std::vector<std::string> args) {
+    CLI::App app;
+    add_generate_command(app);
+    args.insert(args.begin(), {"pathbench", "generate", "--checkpoint", ckpt});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    app.parse(int(argv.size()), argv.data());
+  };
+  run({"--prompt", "<bos> w 1 i 0 r", "--new", "5", "--out", out});
+  const json doc = json::parse(read_file(out));
+  CHECK(doc["prompt_tokens"] == std::vector<int32_t>{5, 0, 4, 2, 3, 1});
+  CHECK(doc["generated_tokens"] == greedy_generate(model, {5, 0, 4, 2, 3, 1}, 5));
+  CHECK_THROWS_WITH(run({"--prompt", "<bos> w x"}), Catch::Contains("prompt symbol 'x' is not in the task's vocabulary"));
+  save_checkpoint(ckpt, model, nullptr);  // no task metadata: the prompt is token ids
+  run({"--prompt", "5 0 4", "--new", "2", "--out", out});
+  CHECK(json::parse(read_file(out))["generated_tokens"] == greedy_generate(model, {5, 0, 4}, 2));
+  CHECK_THROWS_WITH(run({"--prompt", "5 w"}), Catch::Contains("prompt piece 'w' is not a token id"));
+  fs::remove_all(dir);
 }
 
 }  // namespace
