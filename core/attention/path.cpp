@@ -105,27 +105,29 @@ void prepare_chunks(const PathAttentionArgs<T>& a, int64_t slice, int64_t chunk,
   }
 }
 
-// Logits of query chunk b against keys 0 … e_b−1 (scaled, gated, masked) into s; with `states`,
-// keeps the scan's query states U_c = Q̂_b P_{b−1} ⋯ P_{c+1} for c < b.
+// Logits of query chunk b against keys 0 … e_b−1 (scaled, gated, masked) into s. `moved` holds the
+// keys of the earlier chunks moved to the start of chunk b (rows 0 … s_b−1: row j is
+// (H_{s_b−1} ⋯ H_{j+1} k_j)ᵀ), so the cross-chunk logits are one product Q̂_b·movedᵀ.
 template <typename T>
-void chunk_logits(const PathAttentionArgs<T>& a, int64_t slice, const std::vector<Chunk<T>>& chunks, size_t b,
-                  Matrix<T>& s, Matrix<T>& u, Matrix<T>& tmp, std::vector<Matrix<T>>* states) {
-  const Chunk<T>& cb = chunks[b];
+void chunk_logits(const PathAttentionArgs<T>& a, int64_t slice, const Chunk<T>& cb, const Matrix<T>& moved,
+                  Matrix<T>& s) {
   s.resize(cb.size, cb.start + cb.size);
+  s.leftCols(cb.start).noalias() = cb.q_hat * moved.topRows(cb.start).transpose();
   s.middleCols(cb.start, cb.size) = cb.intra;
-  u = cb.q_hat;
-  for (size_t c = b; c-- > 0;) {
-    const Chunk<T>& cc = chunks[c];
-    if (states) (*states)[c] = u;
-    s.middleCols(cc.start, cc.size).noalias() = u * cc.k_hat.transpose();
-    if (c > 0) {
-      tmp.noalias() = u * cc.p;
-      u.swap(tmp);
-    }
-  }
   s *= a.scale;
   if (a.cum_log_gate) add_gate_bias(s, a.cum_log_gate + slice * a.length, cb.start, a.gate_scale);
   mask_future(s, cb.start);
+}
+
+// Moves the keys past chunk b: rows 0 … s_b−1 become (P_b·key)ᵀ = keyᵀ·P_bᵀ, then chunk b's keys
+// moved to its end are appended (rows s_b … e_b−1).
+template <typename T>
+void move_keys_past(const Chunk<T>& cb, Matrix<T>& moved, Matrix<T>& tmp) {
+  if (cb.start > 0) {
+    tmp.noalias() = moved.topRows(cb.start) * cb.p.transpose();
+    moved.topRows(cb.start) = tmp;
+  }
+  moved.middleRows(cb.start, cb.size) = cb.k_hat;
 }
 
 // Gradients of one chunk's UT quantities, and the scratch that turns them into input gradients.
@@ -211,17 +213,17 @@ void path_attention_forward_chunked(const PathAttentionArgs<T>& a, int64_t chunk
   {
     std::vector<Chunk<T>> chunks;
     PrepareScratch<T> scratch;
-    Matrix<T> s, u, tmp;
+    Matrix<T> s, moved(len, d), tmp;  // moved: [T, D] keys moved to the current chunk's start
 #pragma omp for schedule(static)
     for (int64_t slice = 0; slice < a.batch_heads; ++slice) {
       auto v = as_matrix(a.v + slice * len * d, len, d);
       auto out = as_matrix(o + slice * len * d, len, d);
       prepare_chunks(a, slice, chunk, chunks, scratch);
-      for (size_t b = 0; b < chunks.size(); ++b) {
-        const int64_t start = chunks[b].start, size = chunks[b].size;
-        chunk_logits(a, slice, chunks, b, s, u, tmp, static_cast<std::vector<Matrix<T>>*>(nullptr));
-        softmax_rows(s, lse + slice * len + start);
-        out.middleRows(start, size).noalias() = s * v.topRows(start + size);
+      for (const Chunk<T>& cb : chunks) {
+        chunk_logits(a, slice, cb, moved, s);
+        softmax_rows(s, lse + slice * len + cb.start);
+        out.middleRows(cb.start, cb.size).noalias() = s * v.topRows(cb.start + cb.size);
+        move_keys_past(cb, moved, tmp);
       }
     }
   }
@@ -237,8 +239,8 @@ void path_attention_backward_chunked(const PathAttentionArgs<T>& a, int64_t chun
     PrepareScratch<T> prepare_scratch;
     std::vector<ChunkGrads<T>> grads;
     ChunkScratch<T> scratch;
-    std::vector<Matrix<T>> states;
-    Matrix<T> p, dp, u, tmp, acc;
+    std::vector<Matrix<T>> moved_at, direct;  // per chunk b: the moved keys [s_b, D] and their logit gradient
+    Matrix<T> p, dp, moved(len, d), tmp, acc;
     Vector<T> delta;
 #pragma omp for schedule(static)
     for (int64_t slice = 0; slice < a.batch_heads; ++slice) {
@@ -253,14 +255,14 @@ void path_attention_backward_chunked(const PathAttentionArgs<T>& a, int64_t chun
       prepare_chunks(a, slice, chunk, chunks, prepare_scratch);
       const size_t n = chunks.size();
       grads.resize(n);
-      states.resize(n);
-      for (size_t c = 0; c < n; ++c) {
-        grads[c].k_hat.setZero(chunks[c].size, d);
-        grads[c].p.setZero(d, d);
-      }
+      moved_at.resize(n);
+      direct.resize(n);
+      // Forward over the chunks: logits, softmax backward, and the gradients of Q̂_b and of the
+      // moved keys as the logits of chunk b see them.
       for (size_t b = 0; b < n; ++b) {
-        const int64_t start = chunks[b].start, size = chunks[b].size;
-        chunk_logits(a, slice, chunks, b, p, u, tmp, &states);
+        const Chunk<T>& cb = chunks[b];
+        const int64_t start = cb.start, size = cb.size;
+        chunk_logits(a, slice, cb, moved, p);
         probabilities_from_lse(p, lse + slice * len + start);
         softmax_rows_backward(p, dout.middleRows(start, size), out.middleRows(start, size),
                               v.topRows(start + size), dv_m.topRows(start + size), dp, delta);
@@ -268,20 +270,20 @@ void path_attention_backward_chunked(const PathAttentionArgs<T>& a, int64_t chun
         p *= a.scale;  // the gradient of the unscaled PaTH logits
         grads[b].intra = p.middleCols(start, size);
         grads[b].intra.template triangularView<Eigen::StrictlyUpper>().setZero();
-        // Cross-chunk scan: U_{c−1} = U_c·P_c; logits of key chunk c are U_c·K̂_cᵀ.
-        acc.setZero(size, d);  // the gradient of U_{c−1}, then of Q̂_b
-        for (size_t c = 0; c < b; ++c) {
-          const Chunk<T>& cc = chunks[c];
-          auto g_bc = p.middleCols(cc.start, cc.size);
-          grads[c].k_hat.noalias() += g_bc.transpose() * states[c];
-          if (c > 0) {
-            grads[c].p.noalias() += states[c].transpose() * acc;
-            tmp.noalias() = acc * cc.p.transpose();
-            acc.swap(tmp);
-          }
-          acc.noalias() += g_bc * cc.k_hat;
-        }
-        grads[b].q_hat = acc;
+        moved_at[b] = moved.topRows(start);
+        grads[b].q_hat.noalias() = p.leftCols(start) * moved_at[b];
+        direct[b].noalias() = p.leftCols(start).transpose() * cb.q_hat;
+        move_keys_past(cb, moved, tmp);
+      }
+      // Backward over the chunks: acc is the gradient of the keys moved past chunk b
+      // ([e_b, D]); moving them past chunk b took rows·P_bᵀ and appended K̂_b.
+      acc.setZero(len, d);
+      for (size_t b = n; b-- > 0;) {
+        const Chunk<T>& cb = chunks[b];
+        grads[b].k_hat = acc.middleRows(cb.start, cb.size);
+        grads[b].p.noalias() = acc.topRows(cb.start).transpose() * moved_at[b];
+        tmp.noalias() = acc.topRows(cb.start) * cb.p;
+        acc.topRows(cb.start) = tmp + direct[b];
       }
       for (size_t c = 0; c < n; ++c) chunk_backward(a, slice, chunks[c], grads[c], scratch, dq, dk, dw, dbeta);
     }
