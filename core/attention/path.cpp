@@ -219,11 +219,12 @@ void path_attention_forward_chunked(const PathAttentionArgs<T>& a, int64_t chunk
       auto v = as_matrix(a.v + slice * len * d, len, d);
       auto out = as_matrix(o + slice * len * d, len, d);
       prepare_chunks(a, slice, chunk, chunks, scratch);
-      for (const Chunk<T>& cb : chunks) {
+      for (size_t b = 0; b < chunks.size(); ++b) {
+        const Chunk<T>& cb = chunks[b];
         chunk_logits(a, slice, cb, moved, s);
         softmax_rows(s, lse + slice * len + cb.start);
         out.middleRows(cb.start, cb.size).noalias() = s * v.topRows(cb.start + cb.size);
-        move_keys_past(cb, moved, tmp);
+        if (b + 1 < chunks.size()) move_keys_past(cb, moved, tmp);
       }
     }
   }
@@ -273,12 +274,16 @@ void path_attention_backward_chunked(const PathAttentionArgs<T>& a, int64_t chun
         moved_at[b] = moved.topRows(start);
         grads[b].q_hat.noalias() = p.leftCols(start) * moved_at[b];
         direct[b].noalias() = p.leftCols(start).transpose() * cb.q_hat;
-        move_keys_past(cb, moved, tmp);
+        if (b + 1 < n) move_keys_past(cb, moved, tmp);
       }
       // Backward over the chunks: acc is the gradient of the keys moved past chunk b
-      // ([e_b, D]); moving them past chunk b took rows·P_bᵀ and appended K̂_b.
-      acc.setZero(len, d);
-      for (size_t b = n; b-- > 0;) {
+      // ([e_b, D]); moving them past chunk b took rows·P_bᵀ and appended K̂_b. Nothing uses the
+      // keys moved past the last chunk.
+      acc.resize(len, d);
+      grads[n - 1].k_hat.setZero(chunks[n - 1].size, d);
+      grads[n - 1].p.setZero(d, d);
+      acc.topRows(chunks[n - 1].start) = direct[n - 1];
+      for (size_t b = n - 1; b-- > 0;) {
         const Chunk<T>& cb = chunks[b];
         grads[b].k_hat = acc.middleRows(cb.start, cb.size);
         grads[b].p.noalias() = acc.topRows(cb.start).transpose() * moved_at[b];
