@@ -53,14 +53,9 @@ ChunkInputs<T> chunk_inputs(const PathAttentionArgs<T>& a, int64_t slice, int64_
 // Scratch of prepare_chunk.
 template <typename T>
 struct PrepareScratch {
-  Matrix<T> qw;    // [2L, D] rows Q then W
-  Matrix<T> wk;    // [2L, D] rows W then K
-  Matrix<T> prod;  // [2L, 2L] qw·wkᵀ: blocks Q·Wᵀ, Q·Kᵀ / W·Wᵀ, W·Kᵀ
-  Matrix<T> mr;    // [L, D+L] m1·[XW | XM2]
+  Matrix<T> mr;  // [L, D+L] m1·[XW | XM2]
 };
 
-// Products that share an operand are computed as one product of stacked blocks; products of
-// triangular factors are computed dense (faster than Eigen's triangular products at these sizes).
 template <typename T>
 void prepare_chunk(const PathAttentionArgs<T>& a, int64_t slice, int64_t start, int64_t size, Chunk<T>& c,
                    PrepareScratch<T>& s) {
@@ -68,26 +63,24 @@ void prepare_chunk(const PathAttentionArgs<T>& a, int64_t slice, int64_t start, 
   const auto [q, k, w, beta] = chunk_inputs(a, slice, start, size);
   c.start = start;
   c.size = l;
-  s.qw.resize(2 * l, d);
-  s.qw << q, w;
-  s.wk.resize(2 * l, d);
-  s.wk << w, k;
-  s.prod.noalias() = s.qw * s.wk.transpose();
-  c.gram = s.prod.block(l, 0, l, l);
+  c.gram.noalias() = w * w.transpose();
   c.x.noalias() = beta.asDiagonal() * c.gram;  // A − I below the diagonal
   c.ainv.setIdentity(l, l);
   c.x.template triangularView<Eigen::UnitLower>().solveInPlace(c.ainv);
   c.x.noalias() = c.ainv * beta.asDiagonal();
-  c.m1 = s.prod.topLeftCorner(l, l);
+  c.m1.noalias() = q * w.transpose();
   c.m1.template triangularView<Eigen::StrictlyUpper>().setZero();
   c.wm2.resize(l, d + l);
   c.wm2.leftCols(d) = w;
-  c.wm2.rightCols(l) = s.prod.bottomRightCorner(l, l);
+  c.wm2.rightCols(l).noalias() = w * k.transpose();
   c.wm2.rightCols(l).template triangularView<Eigen::Upper>().setZero();
+  // Products of triangular factors are computed dense: faster than Eigen's triangular products at
+  // these sizes.
   c.xr.noalias() = c.x * c.wm2;
   s.mr.noalias() = c.m1 * c.xr;
   c.q_hat = q - s.mr.leftCols(d);
-  c.intra = s.prod.topRightCorner(l, l) - s.mr.rightCols(l);
+  c.intra.noalias() = q * k.transpose();
+  c.intra -= s.mr.rightCols(l);
   c.intra.template triangularView<Eigen::StrictlyUpper>().setZero();
   c.k_hat = k;
   c.k_hat.noalias() -= c.xm2().transpose() * w;
