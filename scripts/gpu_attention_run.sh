@@ -17,6 +17,13 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$D
   -DPATHBENCH_NATIVE=OFF > "$OUT/build.log" 2>&1 && ninja -C build -j16 >> "$OUT/build.log" 2>&1
 if [ $? -ne 0 ]; then tail -50 "$OUT/build.log"; exit 1; fi
 
+log "PaTH tests (two key chunks per cross-scan block)"
+if ! timeout 120 ./build/pathbench_tests --require-gpu "CUDA PaTH*" > "$OUT/tests-path.log" 2>&1; then
+  tail -30 "$OUT/tests-path.log"
+  log "PaTH failed: rebuilding with one key chunk per cross-scan block"
+  cmake -B build -DCMAKE_CUDA_FLAGS=-DPATHBENCH_PATH_CROSS_GROUP=1 >> "$OUT/build.log" 2>&1 &&
+    ninja -C build -j16 >> "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+fi
 log "tests [cuda]"
 timeout 300 ./build/pathbench_tests --require-gpu "[cuda]" > "$OUT/tests.log" 2>&1
 echo "tests exit code $?" >> "$OUT/tests.log"

@@ -60,8 +60,9 @@ __device__ __forceinline__ void row_suffix_sums(const float (&v)[8][4], float (&
   }
 }
 
-template <typename S, int D>
-__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, S* o) {
+// o: storage type for the forward; fp32 when the backward recomputes it (see stick_breaking_backward).
+template <typename S, typename O, int D>
+__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, O* o) {
   using L = SbaLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -138,10 +139,10 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
 }
 
-// dk_acc, dv_acc: fp32 [BH, T, D], zeroed.
+// o: the forward output in fp32; dk_acc, dv_acc: fp32 [BH, T, D], zeroed.
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads)
-    sba_backward_kernel(StickBreakingCudaArgs<S> a, const S* o, const S* d_o, S* dq, float* dk_acc, float* dv_acc) {
+__global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCudaArgs<S> a, const float* o,
+                                                                 const S* d_o, S* dq, float* dk_acc, float* dv_acc) {
   using L = SbaLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::backward_stages;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int c = lane_id() % 4; c < D; c += 4) {
         const int64_t off = (base + i) * D + c;
         const float dov = to_float(d_o[off]);
-        go += dov * to_float(o[off]);
+        go += dov * o[off];
         gv += dov * to_float(v[int64_t(i) * D + c]);
       }
     do_v[r] = quad_sum(gv);
@@ -276,9 +277,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// bf16 storage: fp32 accumulators for dk, dv and the output recomputed in fp32 (three [BH, T, D]).
+// G_i = dO_i·(o_i − r·v_i) is subtracted from running sums, so o rounded to bf16 would cost ~1e-2.
 template <typename S>
-int64_t accumulator_elems(const StickBreakingCudaArgs<S>& a) {
-  return std::is_same_v<S, float> ? 0 : 2 * a.batch_heads * a.length * a.head_dim;
+int64_t workspace_elems(const StickBreakingCudaArgs<S>& a) {
+  return std::is_same_v<S, float> ? 0 : 3 * a.batch_heads * a.length * a.head_dim;
 }
 
 }  // namespace
@@ -288,13 +291,14 @@ void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_forward (cuda)");
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(sba_forward_kernel<S, D>, grid, SbaLayout<S, D>::forward_bytes, stream, "sba_forward_kernel", a, o);
+    launch_kernel(sba_forward_kernel<S, S, D>, grid, SbaLayout<S, D>::forward_bytes, stream, "sba_forward_kernel", a,
+                  o);
   });
 }
 
 template <typename S>
 size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a) {
-  return size_t(accumulator_elems(a)) * sizeof(float);
+  return size_t(workspace_elems(a)) * sizeof(float);
 }
 
 template <typename S>
@@ -303,16 +307,22 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, cons
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_backward (cuda)");
   check_workspace(ws, stick_breaking_backward_workspace_bytes(a), "stick_breaking_backward (cuda)");
   const int64_t n = a.batch_heads * a.length * a.head_dim;
-  const bool staged = accumulator_elems(a) > 0;
+  const bool staged = workspace_elems(a) > 0;
   float* dk_acc = staged ? static_cast<float*>(ws.data) : reinterpret_cast<float*>(dk);
   float* dv_acc = staged ? dk_acc + n : reinterpret_cast<float*>(dv);
+  float* o32 = staged ? dv_acc + n : nullptr;
   check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
   check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     using L = SbaLayout<S, D>;
+    const float* o_exact = reinterpret_cast<const float*>(o);
+    if constexpr (!std::is_same_v<S, float>) {
+      launch_kernel(sba_forward_kernel<S, float, D>, grid, L::forward_bytes, stream, "sba_forward_kernel", a, o32);
+      o_exact = o32;
+    }
     launch_kernel(sba_backward_kernel<S, D>, grid, L::backward_bytes(L::backward_stages), stream,
-                  "sba_backward_kernel", a, o, d_o, dq, dk_acc, dv_acc);
+                  "sba_backward_kernel", a, o_exact, d_o, dq, dk_acc, dv_acc);
   });
   if (staged) {
     detail::convert_from_float(dk_acc, dk, n, stream);
