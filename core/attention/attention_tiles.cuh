@@ -329,6 +329,16 @@ __device__ __forceinline__ float quad_max(float x) {
   return fmaxf(x, __shfl_xor_sync(kFullMask, x, 2));
 }
 
+// Writes the two row values of this thread's quad (rows g and g+8 of the warp's 16) to out, for
+// rows below `valid`; one thread per quad writes.
+__device__ __forceinline__ void store_row_pair(float* out, const float (&v)[2], int valid) {
+  const int g = lane_id() / 4;
+  if (lane_id() % 4 == 0) {
+    if (g < valid) out[g] = v[0];
+    if (g + 8 < valid) out[g + 8] = v[1];
+  }
+}
+
 // Column index (within the 8·NT columns) of accumulator element e of tile n, and its row (0..15).
 __device__ __forceinline__ int acc_col(int n, int e) { return 8 * n + 2 * (lane_id() % 4) + (e & 1); }
 __device__ __forceinline__ int acc_row(int e) { return lane_id() / 4 + 8 * (e >> 1); }

@@ -20,8 +20,10 @@ using namespace tiles;
 
 // ---- cross-chunk scan ----------------------------------------------------------------------------
 
-// Key chunks per block of the cross scan (4 warps each): two halve the atomic traffic of dQ̂ and dP
-// per unit of work; one where two do not fit in shared memory. PATHBENCH_PATH_CROSS_GROUP caps it.
+// Key chunks per block of the cross scan (4 warps each). Two (8 warps, half the dQ̂ and dP atomic
+// traffic per unit of work) measured faster at D = 128 (9.7 against 11.4 ms, 4·4096·8·128) and slower
+// at D = 64 (9.5 against 9.1 ms, 4·4096·16·64), so two only at D = 128 and where they fit in shared
+// memory. PATHBENCH_PATH_CROSS_GROUP caps it.
 #ifndef PATHBENCH_PATH_CROSS_GROUP
 #define PATHBENCH_PATH_CROSS_GROUP 2
 #endif
@@ -52,7 +54,7 @@ struct CrossSmem {
 
 template <typename S, int D>
 constexpr int cross_group() {
-  return PATHBENCH_PATH_CROSS_GROUP >= 2 && CrossSmem<S, D, 2>(nullptr).bytes <= 227 * 1024 ? 2 : 1;
+  return PATHBENCH_PATH_CROSS_GROUP >= 2 && D >= 128 && CrossSmem<S, D, 2>(nullptr).bytes <= 227 * 1024 ? 2 : 1;
 }
 
 template <typename S, int D, int G>
