@@ -418,13 +418,19 @@ __global__ void __launch_bounds__(kThreads)
   mask_acc(dsl, r0, [](int i, int j) { return j < i; });
   store_acc(dsl, sm.dsl + r0 * lds, lds);
   __syncthreads();
-  // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj.
+  // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj, right-looking from
+  // the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in registers.
   if (threadIdx.x < kChunk) {
     const int j = int(threadIdx.x);
-    for (int i = kChunk - 1; i >= 0; --i) {
-      float s = 0.f;
-      for (int l = i + 1; l < kChunk; ++l) s = fmaf(sm.beta[l] * gram[l * kChunk + i], sm.z[l * ldf + j], s);
-      sm.z[i * ldf + j] -= s;
+    float acc[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) acc[i] = sm.z[i * ldf + j];
+#pragma unroll
+    for (int l = kChunk - 1; l >= 0; --l) {
+      sm.z[l * ldf + j] = acc[l];
+      const float c = sm.beta[l] * acc[l];
+#pragma unroll
+      for (int i = 0; i < l; ++i) acc[i] = fmaf(-gram[l * kChunk + i], c, acc[i]);
     }
   }
   __syncthreads();

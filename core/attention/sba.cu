@@ -284,9 +284,17 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
 }
 
 // G_i per row [BH, T]; for bf16 storage also fp32 accumulators for dk and dv ([BH, T, D] each).
+struct SbaWorkspace {
+  float *g_rows, *dk_acc, *dv_acc;  // dk_acc, dv_acc: null for fp32 (dk, dv accumulate in place)
+  size_t bytes;
+};
 template <typename S>
-int64_t workspace_elems(const StickBreakingCudaArgs<S>& a) {
-  return a.batch_heads * a.length * (std::is_same_v<S, float> ? 1 : 1 + 2 * a.head_dim);
+SbaWorkspace carve_workspace(void* base, const StickBreakingCudaArgs<S>& a) {
+  WorkspaceCarver c(base);  // 256-byte pieces: the vector atomics need 16-byte alignment
+  const int64_t rows = a.batch_heads * a.length, n = std::is_same_v<S, float> ? 0 : rows * a.head_dim;
+  SbaWorkspace w{c.take<float>(rows), n ? c.take<float>(n) : nullptr, n ? c.take<float>(n) : nullptr, 0};
+  w.bytes = c.bytes();
+  return w;
 }
 
 }  // namespace
@@ -302,7 +310,7 @@ void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_
 
 template <typename S>
 size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a) {
-  return size_t(workspace_elems(a)) * sizeof(float);
+  return carve_workspace(nullptr, a).bytes;
 }
 
 template <typename S>
@@ -312,9 +320,10 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, cons
   check_workspace(ws, stick_breaking_backward_workspace_bytes(a), "stick_breaking_backward (cuda)");
   const int64_t n = a.batch_heads * a.length * a.head_dim;
   constexpr bool staged = !std::is_same_v<S, float>;
-  float* g_rows = static_cast<float*>(ws.data);
-  float* dk_acc = staged ? g_rows + a.batch_heads * a.length : reinterpret_cast<float*>(dk);
-  float* dv_acc = staged ? dk_acc + n : reinterpret_cast<float*>(dv);
+  const SbaWorkspace w = carve_workspace(ws.data, a);
+  float* g_rows = w.g_rows;
+  float* dk_acc = staged ? w.dk_acc : reinterpret_cast<float*>(dk);
+  float* dv_acc = staged ? w.dv_acc : reinterpret_cast<float*>(dv);
   check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
   check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
