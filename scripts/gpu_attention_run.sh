@@ -4,7 +4,8 @@
 # (copy bandwidth, bf16 matrix rate), then `pathbench bench-attention` and PyTorch SDPA at the same
 # shapes, and a per-kernel time breakdown (Nsight Compute) of PaTH and nope at two shapes. Logs and
 # JSON go to $OUT (default ./gpu-out, at most 8 files); a summary table is printed last.
-# Usage (from the repository root): scripts/gpu_attention_run.sh [deps_dir]
+# Usage (from the repository root): [NCU_CASES="path 4x4096x16x64;nope 8x2048x16x64"] \
+#   scripts/gpu_attention_run.sh [deps_dir]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 DEPS=${1:-$PWD/.deps}
@@ -61,7 +62,8 @@ log "bench_sdpa.py"
 PYTHONUNBUFFERED=1 timeout 120 python3 scripts/bench_sdpa.py --out "$OUT/bench-sdpa.json" >> "$OUT/bench.log" 2>&1
 echo "bench_sdpa exit code $?" >> "$OUT/bench.log"
 log "per-kernel times (ncu, one forward+backward)"
-for args in "path 4x4096x16x64" "path 4x4096x8x128" "nope 4x4096x16x64" "sba 4x4096x16x64"; do
+IFS=';' read -ra ncu_cases <<< "${NCU_CASES:-path 4x4096x16x64;path 4x4096x8x128;nope 4x4096x16x64;sba 4x4096x16x64}"
+for args in "${ncu_cases[@]}"; do
   set -- $args
   echo "--- $1 $2"
   timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
