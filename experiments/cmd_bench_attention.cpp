@@ -255,7 +255,8 @@ void run_bench_attention(const BenchAttentionOptions& o) {
 
 #else
 
-void run_bench_attention(const BenchAttentionOptions&) {
+void run_bench_attention(const BenchAttentionOptions& o) {
+  for (const auto& s : o.shapes) parse_shape(s);
   throw Error("bench-attention: this build has no CUDA backend (configure with -DPATHBENCH_CUDA=ON)");
 }
 
