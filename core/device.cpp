@@ -19,6 +19,18 @@ bool cuda_device_available() {
 #endif
 }
 
+std::string cuda_device_description() {
+#ifdef PATHBENCH_WITH_CUDA
+  cudaDeviceProp prop{};
+  if (!cuda_device_available() || cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return "none";
+  return std::string(prop.name) + " (" + std::to_string(prop.totalGlobalMem >> 20) + " MiB, compute capability " +
+         std::to_string(prop.major) + "." + std::to_string(prop.minor) + ", " +
+         std::to_string(prop.multiProcessorCount) + " SMs)";
+#else
+  return "none";
+#endif
+}
+
 std::string cpu_description() {
   std::ifstream in("/proc/cpuinfo");
   std::string line, model = "unknown CPU";

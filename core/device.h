@@ -8,5 +8,7 @@ namespace pathbench {
 bool cuda_device_available();
 // A one-line description of the CPU or GPU, for results and benchmarks.
 std::string cpu_description();
+// The first GPU's name, memory and compute capability ("none" without CUDA or a GPU).
+std::string cuda_device_description();
 
 }  // namespace pathbench

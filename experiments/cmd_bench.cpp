@@ -1,5 +1,7 @@
-// `pathbench bench`: times training steps of the standard CPU model per encoding after warm-up,
-// prints a table and writes JSON (tokens/s, ms/step, threads, build flags).
+// `pathbench bench`: times training steps of a standard model per encoding after warm-up, on the
+// CPU or the GPU (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP,
+// batch 64 × 512 tokens, bf16, the step captured in a CUDA graph), prints a table and writes JSON
+// (tokens/s, ms/step, device, precision, build flags).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -20,44 +22,77 @@ struct BenchOptions {
   std::string device = "cpu";
   std::vector<std::string> encodings;
   StepBenchShape shape;
+  std::string precision = "fp32";
+  bool cuda_graph = true;
   int warmup = 3, steps = 10, threads = 0;
   std::string out = "bench-cpu.json";
 };
 
+// The GPU defaults: the flip-flop model and batch of DESIGN.md §7, as the PyTorch + fla pipeline ran it.
+void apply_cuda_defaults(BenchOptions& o, const CLI::App& cmd) {
+  auto unset = [&](const char* flag) { return cmd.count(flag) == 0; };
+  if (unset("--layers")) o.shape.layers = 1;
+  if (unset("--heads")) o.shape.heads = 2;
+  if (unset("--length")) o.shape.length = 512;
+  if (unset("--batch")) o.shape.batch = 64;
+  if (unset("--mlp")) o.shape.mlp = "gelu";
+  if (unset("--precision")) o.precision = "bf16";
+  if (unset("--warmup")) o.warmup = 5;
+  if (unset("--steps")) o.steps = 50;
+  if (unset("--out")) o.out = "bench-cuda.json";
+}
+
+BackendOptions backend_options(const BenchOptions& o) {
+  BackendOptions b;
+  b.device = o.device;
+  if (!parse_precision(o.precision, b.precision))
+    throw Error(fmt::format("bench: unknown precision '{}' (fp32, tf32, bf16)", o.precision));
+  b.cuda_graph = o.cuda_graph;
+  return b;
+}
+
 json bench_encoding(const BenchOptions& o, const std::string& encoding) {
-  const StepTiming t = time_training_steps(o.shape, encoding, o.warmup, o.steps);
+  const StepTiming t = time_training_steps(o.shape, encoding, o.warmup, o.steps, backend_options(o));
   const double tokens_per_s = double(o.shape.batch * o.shape.length) / (t.median_ms / 1000.0);
-  return json{{"encoding", encoding}, {"ms_per_step_median", t.median_ms}, {"ms_per_step_min", t.min_ms},
-              {"ms_per_step_max", t.max_ms}, {"tokens_per_s", tokens_per_s}, {"parameters", t.parameters}};
+  return json{{"encoding", encoding},        {"ms_per_step_median", t.median_ms}, {"ms_per_step_min", t.min_ms},
+              {"ms_per_step_max", t.max_ms}, {"tokens_per_s", tokens_per_s},      {"parameters", t.parameters},
+              {"final_loss", t.final_loss}};
 }
 
 void run_bench(const BenchOptions& o) {
-  if (o.device != "cpu")
-    throw Error(fmt::format("bench: --device {} is not available in this build (use cpu)", o.device));
   if (o.threads > 0) omp_set_num_threads(o.threads);
   std::vector<std::string> encodings = o.encodings.empty() ? encoding_names() : o.encodings;
   for (const auto& e : encodings) find_encoding(e);  // fail before any timing on an unknown name
-  json results = json::array();
+  check_device_available(o.device);
+  const bool gpu = o.device == "cuda";
+  const std::string where = gpu ? cuda_device_description() : cpu_description();
   const StepBenchShape& m = o.shape;
-  fmt::print("pathbench bench --device cpu: {} layers, width {}, {} heads, T {}, batch {}, vocab {}, {} threads\n",
-             m.layers, m.width, m.heads, m.length, m.batch, m.vocab, omp_get_max_threads());
+  json results = json::array();
+  fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, batch {}, vocab {}, {}\n",
+             o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, m.batch, m.vocab,
+             gpu ? fmt::format("{}, CUDA graph {}", o.precision, o.cuda_graph ? "on" : "off")
+                 : fmt::format("{} threads", omp_get_max_threads()));
   fmt::print("| encoding | ms/step (median) | tokens/s |\n|---|---|---|\n");
   for (const auto& e : encodings) {
     json r = bench_encoding(o, e);
-    fmt::print("| {} | {:.1f} | {:.0f} |\n", e, r["ms_per_step_median"].get<double>(), r["tokens_per_s"].get<double>());
+    fmt::print("| {} | {:.2f} | {:.0f} |\n", e, r["ms_per_step_median"].get<double>(), r["tokens_per_s"].get<double>());
     std::fflush(stdout);
     results.push_back(r);
   }
-  json doc{{"device", "cpu"},
-           {"cpu", cpu_description()},
+  json doc{{"device", o.device},
+           {gpu ? "gpu" : "cpu", where},
            {"threads", omp_get_max_threads()},
            {"build_flags", PATHBENCH_BUILD_FLAGS},
-           {"model", {{"layers", m.layers}, {"width", m.width}, {"heads", m.heads}, {"vocab", m.vocab}}},
+           {"model", {{"layers", m.layers}, {"width", m.width}, {"heads", m.heads}, {"mlp", m.mlp}, {"vocab", m.vocab}}},
            {"batch", m.batch},
            {"length", m.length},
            {"warmup_steps", o.warmup},
            {"timed_steps", o.steps},
            {"results", results}};
+  if (gpu) {
+    doc["precision"] = o.precision;
+    doc["cuda_graph"] = o.cuda_graph;
+  }
   write_file_atomically(o.out, doc.dump(2) + "\n");
   fmt::print("wrote {}\n", o.out);
 }
@@ -66,19 +101,28 @@ void run_bench(const BenchOptions& o) {
 
 void add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
-  CLI::App* cmd = app.add_subcommand("bench", "time training steps of the standard model per encoding; write JSON");
-  cmd->add_option("--device", opts->device, "cpu (cuda where built with it)")->check(CLI::IsMember({"cpu", "cuda"}));
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "time training steps of the standard model per encoding (cuda: the flip-flop model); write JSON");
+  cmd->add_option("--device", opts->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--encodings", opts->encodings, "encodings to time (default: all registered)");
-  cmd->add_option("--layers", opts->shape.layers, "model layers")->check(integer_at_least(1));
+  cmd->add_option("--layers", opts->shape.layers, "model layers (cpu 2, cuda 1)")->check(integer_at_least(1));
   cmd->add_option("--width", opts->shape.width, "model width")->check(integer_at_least(1));
-  cmd->add_option("--heads", opts->shape.heads, "attention heads")->check(integer_at_least(1));
-  cmd->add_option("--length", opts->shape.length, "sequence length T")->check(integer_at_least(1));
-  cmd->add_option("--batch", opts->shape.batch, "batch size")->check(integer_at_least(1));
-  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps")->check(integer_at_least(0));
-  cmd->add_option("--steps", opts->steps, "timed steps")->check(integer_at_least(1));
+  cmd->add_option("--heads", opts->shape.heads, "attention heads (cpu 4, cuda 2)")->check(integer_at_least(1));
+  cmd->add_option("--mlp", opts->shape.mlp, "MLP kind (cpu swiglu, cuda gelu)")->check(CLI::IsMember({"swiglu", "gelu"}));
+  cmd->add_option("--length", opts->shape.length, "sequence length T (cpu 256, cuda 512)")->check(integer_at_least(1));
+  cmd->add_option("--batch", opts->shape.batch, "batch size (cpu 16, cuda 64)")->check(integer_at_least(1));
+  cmd->add_option("--precision", opts->precision, "cuda: fp32, tf32 or bf16 (default bf16); cpu: fp32")
+      ->check(CLI::IsMember(precision_names()));
+  cmd->add_option("--cuda-graph", opts->cuda_graph, "cuda: capture the training step in a CUDA graph (default true)");
+  cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps (cpu 3, cuda 5)")->check(integer_at_least(0));
+  cmd->add_option("--steps", opts->steps, "timed steps (cpu 10, cuda 50)")->check(integer_at_least(1));
   cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(integer_at_least(0));
-  cmd->add_option("--out", opts->out, "JSON output file");
-  cmd->callback([opts]() { run_bench(*opts); });
+  cmd->add_option("--out", opts->out, "JSON output file (default bench-<device>.json)");
+  cmd->callback([opts, cmd]() {
+    BenchOptions o = *opts;
+    if (o.device == "cuda") apply_cuda_defaults(o, *cmd);
+    run_bench(o);
+  });
 }
 
 }  // namespace pathbench

@@ -9,6 +9,7 @@ void add_commands(CLI::App& app) {
   add_sample_command(app);
   add_op_command(app);
   add_generate_command(app);
+  add_bench_attention_command(app);
 }
 
 }  // namespace pathbench

@@ -14,16 +14,25 @@ EncodingInfo fox_encoding_info();
 EncodingInfo sba_encoding_info();
 EncodingInfo path_encoding_info();
 EncodingInfo path_fox_encoding_info();
+#ifdef PATHBENCH_WITH_CUDA
+void attach_cuda_encodings(std::vector<EncodingInfo>& registry);
+#endif
 
 const std::vector<EncodingInfo>& encoding_registry() {
-  static const std::vector<EncodingInfo> registry = {
-      nope_encoding_info(),
-      rope_encoding_info(),
-      fox_encoding_info(),
-      sba_encoding_info(),
-      path_encoding_info(),
-      path_fox_encoding_info(),
-  };
+  static const std::vector<EncodingInfo> registry = [] {
+    std::vector<EncodingInfo> r = {
+        nope_encoding_info(),
+        rope_encoding_info(),
+        fox_encoding_info(),
+        sba_encoding_info(),
+        path_encoding_info(),
+        path_fox_encoding_info(),
+    };
+#ifdef PATHBENCH_WITH_CUDA
+    attach_cuda_encodings(r);
+#endif
+    return r;
+  }();
   return registry;
 }
 

@@ -8,7 +8,15 @@
 
 #include "core/attention/encoding.h"
 
+struct __nv_bfloat16;  // cuda_bf16.h's bf16 type; complete only where the CUDA side is built
+
 namespace pathbench {
+
+namespace cuda {
+template <typename S>
+class PositionEncoding;
+struct EncodingSetup;
+}  // namespace cuda
 
 struct EncodingInfo {
   std::string name;
@@ -18,6 +26,10 @@ struct EncodingInfo {
   std::function<std::string(int64_t head_dim)> head_dim_problem;
   std::function<std::unique_ptr<PositionEncoding<float>>(const EncodingSetup<float>&)> make_float;
   std::function<std::unique_ptr<PositionEncoding<double>>(const EncodingSetup<double>&)> make_double;
+  // The GPU implementation (cuda_encoding.h) with fp32 or bf16 attention tensors; attached in CUDA
+  // builds by attach_cuda_encodings (cuda_registry.cpp), null where an encoding has none.
+  std::function<std::unique_ptr<cuda::PositionEncoding<float>>(const cuda::EncodingSetup&)> make_cuda_float;
+  std::function<std::unique_ptr<cuda::PositionEncoding<__nv_bfloat16>>(const cuda::EncodingSetup&)> make_cuda_bf16;
 };
 
 const std::vector<EncodingInfo>& encoding_registry();

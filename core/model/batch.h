@@ -14,4 +14,10 @@ struct TokenBatch {
   std::vector<float> weights;    // [B, T]
 };
 
+// Throw pathbench::Error naming the position of the first token (or scored target) outside
+// [0, vocab), or a batch whose arrays do not hold B·T entries.
+void check_tokens(const int32_t* tokens, int64_t n, int64_t vocab);
+void check_targets(const int32_t* targets, const float* weights, int64_t n, int64_t vocab);
+void check_batch(const TokenBatch& batch, int64_t vocab);
+
 }  // namespace pathbench

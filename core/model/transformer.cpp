@@ -48,9 +48,7 @@ void Transformer<T>::init_parameters(uint64_t seed) {
 template <typename T>
 void Transformer<T>::forward(const int32_t* tokens, int64_t batch, int64_t length) {
   const int64_t n = batch * length, c = config_.d_model, v = config_.vocab_size;
-  for (int64_t i = 0; i < n; ++i)
-    if (tokens[i] < 0 || tokens[i] >= v)
-      throw Error(fmt::format("token {} at position {} is outside the vocabulary of size {}", tokens[i], i, v));
+  check_tokens(tokens, n, v);
   batch_ = batch;
   length_ = length;
   tokens_.assign(tokens, tokens + n);
@@ -84,9 +82,7 @@ void Transformer<T>::forward(const int32_t* tokens, int64_t batch, int64_t lengt
 template <typename T>
 T Transformer<T>::loss(const int32_t* targets, const float* weights) {
   const int64_t n = batch_ * length_, v = config_.vocab_size;
-  for (int64_t i = 0; i < n; ++i)
-    if (weights[i] != 0.0f && (targets[i] < 0 || targets[i] >= v))
-      throw Error(fmt::format("target {} at position {} is outside the vocabulary of size {}", targets[i], i, v));
+  check_targets(targets, weights, n, v);
   targets_ = targets;
   weights_ = weights;
   probs_.resize(n * v);

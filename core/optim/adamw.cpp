@@ -6,6 +6,12 @@
 
 namespace pathbench {
 
+AdamWTerms adamw_terms(const AdamWConfig& config, double lr, int64_t t) {
+  const double bc1 = 1.0 - std::pow(config.beta1, double(t));
+  const double bc2 = 1.0 - std::pow(config.beta2, double(t));
+  return {lr / bc1, 1.0 / std::sqrt(bc2), lr * config.weight_decay};
+}
+
 template <typename T>
 AdamW<T>::AdamW(const ParameterSet<T>& params, AdamWConfig config)
     : config_(config), m_(params.count(), T(0)), v_(params.count(), T(0)), decay_(params.count(), 0) {
@@ -15,11 +21,9 @@ AdamW<T>::AdamW(const ParameterSet<T>& params, AdamWConfig config)
 
 template <typename T>
 void AdamW<T>::step(ParameterSet<T>& params, double lr) {
-  ++t_;
-  const double bc1 = 1.0 - std::pow(config_.beta1, double(t_));
-  const double bc2 = 1.0 - std::pow(config_.beta2, double(t_));
+  const AdamWTerms terms = adamw_terms(config_, lr, ++t_);
   const T b1 = T(config_.beta1), b2 = T(config_.beta2), eps = T(config_.eps);
-  const T step_size = T(lr / bc1), inv_sqrt_bc2 = T(1.0 / std::sqrt(bc2)), decay = T(lr * config_.weight_decay);
+  const T step_size = T(terms.step_size), inv_sqrt_bc2 = T(terms.inv_sqrt_bc2), decay = T(terms.decay);
   T* p = params.values().data();
   const T* g = params.grads().data();
   const int64_t n = int64_t(m_.size());

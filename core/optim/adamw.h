@@ -15,6 +15,13 @@ struct AdamWConfig {
   double weight_decay = 0.1;
 };
 
+// The step-dependent factors of update t (counted from 1): lr / (1 − β1^t), 1 / sqrt(1 − β2^t) and
+// lr · weight_decay; shared by the CPU and GPU updates.
+struct AdamWTerms {
+  double step_size, inv_sqrt_bc2, decay;
+};
+AdamWTerms adamw_terms(const AdamWConfig& config, double lr, int64_t t);
+
 template <typename T>
 class AdamW {
  public:

@@ -18,6 +18,7 @@ class Trainer {
   Trainer(Transformer<T>& model, AdamWConfig adamw, LrSchedule schedule, double clip_norm);
   TrainStep step(const TokenBatch& batch);
   AdamW<T>& optimizer() { return optimizer_; }
+  int64_t steps() const { return optimizer_.steps(); }
 
  private:
   Transformer<T>& model_;

@@ -1,0 +1,317 @@
+// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan; the
+// backward kernels live in path_backward.cu. Algorithm: path_cuda.h and DESIGN.md §4.
+#include "core/attention/attention_softmax.cuh"
+#include "core/attention/path_workspace.cuh"
+#include "core/error.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+using namespace tiles;
+
+// ---- prep: one block per chunk ---------------------------------------------------------------------
+
+template <typename S, int D>
+struct PrepSmem {
+  static constexpr int ld = stride_of<S>(D), ldc = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
+  S *w, *k, *q, *y;  // [64, D] tiles
+  float *g, *x;      // [64, 64] Gram W Wᵀ and X in fp32
+  S *xs, *sl, *mm;   // [64, 64] X, strict_lower(W Kᵀ), M as matrix-product operands
+  float* beta;       // [64]
+  size_t bytes;
+  __host__ __device__ explicit PrepSmem(unsigned char* base) {
+    SmemCarver c{base};
+    w = c.take<S>(tile_elems<S>(kChunk, D));
+    k = c.take<S>(tile_elems<S>(kChunk, D));
+    q = c.take<S>(tile_elems<S>(kChunk, D));
+    y = c.take<S>(tile_elems<S>(kChunk, D));
+    g = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    x = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    xs = kInPlace<S> ? reinterpret_cast<S*>(x) : c.take<S>(tile_elems<S>(kChunk, kChunk));
+    sl = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    mm = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    beta = c.take<float>(kChunk);
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    path_prep_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, bool backward) {
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = PrepSmem<S, D>;
+  constexpr int ld = Sm::ld, ldc = Sm::ldc, ldf = Sm::ldf;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int T = int(a.length), c = int(blockIdx.x), c0 = c * kChunk, valid = T - c0, r0 = 16 * warp_id();
+  const int64_t bh = blockIdx.y, tok = bh * T + c0, ptok = bh * ws.padded + c0;
+  const int64_t cc = (bh * ws.chunks + c) * kChunk * kChunk;  // this chunk's [64, 64] blocks
+
+  load_tile_async<S, kChunk, D>(sm.w, a.w + tok * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.k, a.k + tok * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.q, a.q + tok * D, D, valid);
+  cp_async_commit();
+  load_row_values(sm.beta, a.beta + tok, kChunk, valid, 0.f);
+  cp_async_wait<0>();
+  __syncthreads();
+
+  {  // Gram matrix W Wᵀ
+    float g[8][4];
+    zero(g);
+    mma_ss<BLayout::NK, false, 8, KTD>(g, sm.w + r0 * ld, ld, sm.w, ld);
+    store_acc(g, sm.g + r0 * ldf, ldf);
+    if (backward) store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
+  }
+  __syncthreads();
+  // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
+  // X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later row's sum
+  // takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
+  if (threadIdx.x < kChunk) {
+    const int j = int(threadIdx.x);
+    float acc[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) acc[i] = 0.f;
+#pragma unroll
+    for (int l = 0; l < kChunk; ++l) {
+      const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * acc[l]);
+      sm.x[l * ldf + j] = x;
+#pragma unroll
+      for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
+    }
+  }
+  __syncthreads();
+  if constexpr (!kInPlace<S>)
+    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
+      sm.xs[(i / kChunk) * ldc + i % kChunk] = from_float<S>(sm.x[(i / kChunk) * ldf + i % kChunk]);
+  __syncthreads();
+  if (backward)
+    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
+      ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
+
+  {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the backward's key moves
+    float y[NTD][4];
+    zero(y);
+    mma_ss<BLayout::KN, false, NTD, 4>(y, sm.xs + r0 * ldc, ldc, sm.w, ld);
+    store_acc(y, sm.y + r0 * ld, ld);
+    store_acc(y, ws.y + (ptok + r0) * D, D);
+    if (backward) {
+      zero(y);
+      mma_ss<BLayout::KN, true, NTD, 4>(y, sm.xs + r0, ldc, sm.w, ld);
+      store_acc(y, ws.yp + (ptok + r0) * D, D);
+    }
+  }
+  {  // strict_lower(W Kᵀ)
+    float sl[8][4];
+    zero(sl);
+    mma_ss<BLayout::NK, false, 8, KTD>(sl, sm.w + r0 * ld, ld, sm.k, ld);
+    mask_acc(sl, r0, [](int i, int j) { return j < i; });
+    store_acc(sl, sm.sl + r0 * ldc, ldc);
+    if (backward) store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
+  }
+  float qw[8][4];  // tril(Q Wᵀ), this warp's rows
+  zero(qw);
+  mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
+  mask_acc(qw, r0, [](int i, int j) { return j <= i; });
+  if (backward) store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
+  __syncthreads();
+  {  // M = X strict_lower(W Kᵀ)
+    float m[8][4];
+    zero(m);
+    mma_ss<BLayout::KN, false, 8, 4>(m, sm.xs + r0 * ldc, ldc, sm.sl, ldc);
+    store_acc(m, sm.mm + r0 * ldc, ldc);
+    if (backward) store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
+  }
+  {  // Q̂ = Q − tril(Q Wᵀ) Y
+    float qh[NTD][4];
+    load_acc(qh, sm.q + r0 * ld, ld);
+    mma_acc<BLayout::KN>(qh, qw, sm.y, ld, -1.f);
+    store_acc(qh, ws.qh + (ptok + r0) * D, D);
+  }
+  __syncthreads();
+  {  // the chunk's own logits tril(Q Kᵀ) − tril(Q Wᵀ) M
+    float sd[8][4];
+    zero(sd);
+    mma_ss<BLayout::NK, false, 8, KTD>(sd, sm.q + r0 * ld, ld, sm.k, ld);
+    mask_acc(sd, r0, [](int i, int j) { return j <= i; });
+    mma_acc<BLayout::KN>(sd, qw, sm.mm, ldc, -1.f);
+    store_acc(sd, ws.sd + cc + r0 * kChunk, kChunk);
+  }
+  {  // K̂ = K − Mᵀ W
+    float kh[NTD][4], t[NTD][4];
+    load_acc(kh, sm.k + r0 * ld, ld);
+    zero(t);
+    mma_ss<BLayout::KN, true, NTD, 4>(t, sm.mm + r0, ldc, sm.w, ld);
+#pragma unroll
+    for (int n = 0; n < NTD; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) kh[n][e] -= t[n][e];
+    store_acc(kh, ws.kh + (ptok + r0) * D, D);
+  }
+}
+
+// ---- forward: one block per query chunk, key chunks scanned leftwards --------------------------------
+
+template <typename S, int D>
+struct ForwardSmem {
+  static constexpr int ld = stride_of<S>(D);
+  static constexpr size_t stage_bytes = 2 * staged_bytes<S>(kChunk, D) + 2 * size_t(tile_elems<S>(kChunk, D)) * sizeof(S);
+  static constexpr int stages = 2 * stage_bytes <= 113 * 1024 ? 2 : 1;  // keep two blocks per SM
+  static constexpr int stage_elems = int(stage_bytes / sizeof(S));
+  S *kh, *y, *w, *v;  // stage 0's K̂, Y, W, V tiles of one key chunk; stage s at + s·stage_elems
+  float* gate;        // [stages][64]
+  size_t bytes;
+  __host__ __device__ explicit ForwardSmem(unsigned char* base) {
+    SmemCarver c{base};
+    S* stage = c.take<S>(stages * stage_elems);
+    kh = stage;
+    y = kh + staged_bytes<S>(kChunk, D) / sizeof(S);
+    w = y + staged_bytes<S>(kChunk, D) / sizeof(S);
+    v = w + tile_elems<S>(kChunk, D);
+    gate = c.take<float>(stages * kChunk);
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    path_forward_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* o, float* lse) {
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = ForwardSmem<S, D>;
+  constexpr int ld = Sm::ld, kStages = Sm::stages;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int T = int(a.length), nch = int(ws.chunks), qb = nch - 1 - int(blockIdx.x);
+  const int q0 = qb * kChunk, r0 = 16 * warp_id();
+  const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
+  const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+
+  // Iteration `it` handles key chunk qb − it: first the diagonal chunk, then leftwards.
+  auto issue = [&](int it) {
+    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    const int so = st * Sm::stage_elems;
+    load_tile_async<S, kChunk, D>(sm.v + so, a.v + (base + k0) * D, D, T - k0);
+    if (it > 0) {
+      load_tile_async<S, kChunk, D>(sm.w + so, a.w + (base + k0) * D, D, T - k0);
+      workspace_tile<S, kChunk, D>(sm.kh + so, ws.kh + (pbase + k0) * D);
+      workspace_tile<S, kChunk, D>(sm.y + so, ws.y + (pbase + k0) * D);
+    }
+    if (gate) load_row_values(sm.gate + st * kChunk, gate + k0, kChunk, T - k0, 0.f);
+  };
+  auto tile = [&](S* smem, const S* ws_tensor, int k0) -> TileRef<S> {
+    if constexpr (kInPlace<S>) return {ws_tensor + (pbase + k0) * D, D};
+    return {smem, ld};
+  };
+  issue(0);
+  cp_async_commit();
+
+  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
+  float row_gate[2] = {0.f, 0.f};
+  for (int r = 0; r < 2; ++r) {
+    const int i = q0 + r0 + acc_row(2 * r);
+    if (gate && i < T) row_gate[r] = gate[i];
+  }
+  float u[NTD][4];  // the warp's queries, moved to the start of the key chunk being visited
+  load_acc(u, ws.qh + (pbase + q0 + r0) * D, D);
+  OnlineSoftmax sm_state;
+  float acc_o[NTD][4];
+  zero(acc_o);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if constexpr (kStages == 2) {
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+    const int st = it % kStages, kb = qb - it, k0 = kb * kChunk, so = st * Sm::stage_elems;
+    float x[8][4];
+    if (it == 0) {
+      const float* sd = ws.sd + ((bh * nch + qb) * kChunk + r0) * kChunk;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) x[n][e] = sd[acc_row(e) * kChunk + acc_col(n, e)];
+    } else {
+      const TileRef<S> kh = tile(sm.kh + so, ws.kh, k0), y = tile(sm.y + so, ws.y, k0);
+      float t[8][4];
+      zero(x);
+      zero(t);
+#pragma unroll
+      for (int kt = 0; kt < KTD; ++kt) {
+        Frag16<S> f;
+        frag_from_acc(f, u, kt);
+        mma16<BLayout::NK>(x, f, kh.p, kh.ld, 16 * kt);
+        mma16<BLayout::NK>(t, f, sm.w + so, ld, 16 * kt);
+      }
+      if (kb > 0) mma_acc<BLayout::KN>(u, t, y.p, y.ld, -1.f);  // U ← U (I − Wᵀ X W)
+    }
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int jl = acc_col(n, e), il = r0 + acc_row(e);
+        float xv = x[n][e] * scale2;
+        if (gate) xv += gate2 * (row_gate[e >> 1] - sm.gate[st * kChunk + jl]);
+        x[n][e] = (it == 0 && jl > il) ? -INFINITY : xv;
+      }
+    sm_state.update(x, acc_o);
+    mma_acc<BLayout::KN>(acc_o, x, sm.v + so, ld);
+    if constexpr (kStages == 1) {
+      __syncthreads();
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+  }
+  float row_lse[2];
+  sm_state.finish(acc_o, row_lse);
+  const int row0 = q0 + r0;
+  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
+  store_row_pair(lse + base + row0, row_lse, T - row0);
+}
+
+template <typename S>
+void check_path_args(const PathAttentionCudaArgs<S>& a, const char* function) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, function);
+  if (!a.q || !a.k || !a.v || !a.w || !a.beta) throw Error(std::string(function) + ": q, k, v, w and beta are required");
+}
+
+}  // namespace
+
+template <typename S>
+void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool backward,
+                      cudaStream_t stream) {
+  const dim3 grid(unsigned(ws.chunks), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, ws,
+                  backward);
+  });
+}
+
+template <typename S>
+size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
+  return PathWorkspace<S>::carve(nullptr, a, false, 0, 1).bytes;
+}
+
+template <typename S>
+void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream) {
+  check_path_args(a, "path_attention_forward (cuda)");
+  const auto layout = PathWorkspace<S>::carve(nullptr, a, false, 0, 1);
+  check_workspace(ws, layout.bytes, "path_attention_forward (cuda)");
+  const auto w = PathWorkspace<S>::carve(ws.data, a, false, 0, 1);
+  launch_path_prep(a, w, false, stream);
+  const dim3 grid(unsigned(w.chunks), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
+                  w, o, lse);
+  });
+}
+
+#define PATHBENCH_INSTANTIATE(S)                                                                                 \
+  template void launch_path_prep<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, bool, cudaStream_t); \
+  template size_t path_attention_forward_workspace_bytes<S>(const PathAttentionCudaArgs<S>&);                   \
+  template void path_attention_forward<S>(const PathAttentionCudaArgs<S>&, S*, float*, Workspace, cudaStream_t);
+PATHBENCH_INSTANTIATE(float)
+PATHBENCH_INSTANTIATE(bf16)
+#undef PATHBENCH_INSTANTIATE
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,52 @@
+// CUDA twin of path.h: PaTH attention (softmax over logits ℓ_ij = s·q_iᵀ H_i ⋯ H_{j+1} k_j with
+// Householder-like H_t = I − β_t w_t w_tᵀ), and PaTH-FoX through the optional log-gate bias, in the
+// blocked UT form of DESIGN.md §4 with chunks of 64 tokens:
+//   prep (per chunk): X = (I + strict_lower(diag(β) W Wᵀ))⁻¹ diag(β) by forward substitution,
+//     Y = X W, queries moved to the chunk start Q̂ = Q − tril(Q Wᵀ) Y, keys moved to the chunk end
+//     K̂ = K − (X strict_lower(W Kᵀ))ᵀ W, and the chunk's own logits;
+//   forward (per query chunk): scan key chunks leftwards with an online softmax, moving the
+//     queries across each chunk by one rank-64 update U ← U − (U Wᵀ) Y;
+//   backward: a key-major scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W), stores the 64×D
+//     key states of the chunk in flight (O(T·D) per resident block, never T²), then walks back
+//     accumulating dK̂, dV and the gradient of every chunk product P = I − Wᵀ X W, with dQ̂ through
+//     atomics; finally per-chunk kernels push dQ̂, dK̂, dP and the chunk's own logit gradients
+//     through the UT formulas to dq, dk, dw, dβ.
+// dw is the gradient with respect to the given (unit) w. Conventions: attention_cuda.h.
+#pragma once
+#include "core/attention/attention_cuda.h"
+
+namespace pathbench::cuda {
+
+template <typename S>
+struct PathAttentionCudaArgs {
+  int64_t batch_heads = 0;             // B·H
+  int64_t length = 0;                  // T
+  int64_t head_dim = 0;                // D: 16, 32, 64 or 128
+  float scale = 0;                     // s
+  const S* q = nullptr;                // [BH, T, D]
+  const S* k = nullptr;                // [BH, T, D]
+  const S* v = nullptr;                // [BH, T, D]
+  const S* w = nullptr;                // [BH, T, D] unit vectors
+  const float* beta = nullptr;         // [BH, T] in (0, 2)
+  const float* cum_log_gate = nullptr; // [BH, T] or null (PaTH without FoX)
+  float gate_scale = 1;                // g
+};
+
+template <typename S>
+size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a);
+
+// o: [BH, T, D]; lse: [BH, T] natural-log row log-sum-exp (kept for backward).
+template <typename S>
+void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream);
+
+template <typename S>
+size_t path_attention_backward_workspace_bytes(const PathAttentionCudaArgs<S>& a);
+
+// dq, dk, dv, dw: [BH, T, D]; dbeta: [BH, T]; d_cum_log_gate: [BH, T] when the bias is on (all
+// overwritten).
+template <typename S>
+void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, const float* lse, const S* d_o, S* dq,
+                             S* dk, S* dv, S* dw, float* dbeta, float* d_cum_log_gate, Workspace ws,
+                             cudaStream_t stream);
+
+}  // namespace pathbench::cuda

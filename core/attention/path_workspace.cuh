@@ -1,0 +1,157 @@
+// Internal to the PaTH CUDA kernels (path.cu, path_backward.cu): the workspace layout and the prep
+// launcher they share. Per-token workspace tensors are padded to whole chunks (Tp = 64·chunks rows
+// per slice) and their padding rows hold zeros (the padding tokens have w = 0, β = 0: H = I), so
+// kernels may read whole chunk tiles of them without bounds checks — fp32 kernels read such tiles in
+// place from global memory instead of staging them in shared memory.
+#pragma once
+#include "core/attention/attention_tiles.cuh"
+#include "core/attention/path_cuda.h"
+
+namespace pathbench::cuda {
+
+template <typename S>
+struct PathWorkspace {
+  int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
+  int state_blocks = 0;            // resident blocks of the backward scan, each with its own key states
+  int state_group = 1;             // key chunks per block of that scan
+  // prep outputs (forward and backward)
+  S* qh = nullptr;      // [BH, Tp, D] queries moved to their chunk's start
+  S* kh = nullptr;      // [BH, Tp, D] keys moved to their chunk's end
+  S* y = nullptr;       // [BH, Tp, D] X W
+  float* sd = nullptr;  // [BH, chunks, 64, 64] the chunk's own logits (unscaled, no bias)
+  // prep outputs (backward only)
+  S* yp = nullptr;        // [BH, Tp, D] Xᵀ W
+  S* xs = nullptr;        // [BH, chunks, 64, 64] X
+  S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ)
+  S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ)
+  S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ)
+  float* gram = nullptr;  // [BH, chunks, 64, 64] W Wᵀ
+  // backward
+  float* delta = nullptr;    // [BH, T] rowsum(dO ∘ O)
+  float* dqh = nullptr;      // [BH, Tp, D] dQ̂ (atomics)
+  float* dkh = nullptr;      // [BH, Tp, D] dK̂ from other chunks' queries
+  float* dvc = nullptr;      // [BH, Tp, D] dV from other chunks' queries
+  float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
+  float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
+  S* states = nullptr;       // [state_blocks, chunks, 64·state_group, D] key states K̃ of the chunks in flight
+  float* dm = nullptr;       // [BH, chunks, 64, 64] dM
+  float* dy = nullptr;       // [BH, Tp, D] dY
+  float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
+  float* dw_part = nullptr;  // [BH, Tp, D] dw before the X and Gram terms
+  size_t bytes = 0;
+
+  // Lays the buffers out over `base` (sizes only when base is null).
+  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks,
+                             int state_group) {
+    PathWorkspace w;
+    WorkspaceCarver c(base);
+    const int64_t bh = a.batch_heads, d = a.head_dim;
+    w.chunks = (a.length + tiles::kChunk - 1) / tiles::kChunk;
+    w.padded = w.chunks * tiles::kChunk;
+    const int64_t rows = bh * w.padded, cc = bh * w.chunks * tiles::kChunk * tiles::kChunk;
+    w.qh = c.take<S>(rows * d);
+    w.kh = c.take<S>(rows * d);
+    w.y = c.take<S>(rows * d);
+    w.sd = c.take<float>(cc);
+    if (backward) {
+      w.state_blocks = state_blocks;
+      w.state_group = state_group;
+      w.yp = c.take<S>(rows * d);
+      w.xs = c.take<S>(cc);
+      w.sl = c.take<S>(cc);
+      w.mm = c.take<S>(cc);
+      w.qw = c.take<S>(cc);
+      w.gram = c.take<float>(cc);
+      w.delta = c.take<float>(bh * a.length);
+      w.dqh = c.take<float>(rows * d);
+      w.dkh = c.take<float>(rows * d);
+      w.dvc = c.take<float>(rows * d);
+      w.dcc = c.take<float>(rows);
+      w.dpm = c.take<float>(bh * w.chunks * d * d);
+      w.states = c.take<S>(int64_t(state_blocks) * state_group * w.padded * d);
+      w.dm = c.take<float>(cc);
+      w.dy = c.take<float>(rows * d);
+      w.dk_part = c.take<float>(rows * d);
+      w.dw_part = c.take<float>(rows * d);
+    }
+    w.bytes = c.bytes();
+    return w;
+  }
+};
+
+// Runs the per-chunk prep kernel (path.cu): fills qh, kh, y, sd, and with `backward` also yp, xs,
+// sl, mm, qw and gram.
+template <typename S>
+void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool backward,
+                      cudaStream_t stream);
+
+namespace tiles {
+
+// fp32 kernels read padded workspace tiles in place; bf16 kernels stage them in shared memory for
+// ldmatrix.
+template <typename S>
+constexpr bool kInPlace = sizeof(S) == 4;
+
+// Where an operand tile lives: base pointer and row stride (elements).
+template <typename S>
+struct TileRef {
+  const S* p;
+  int ld;
+};
+
+// A whole (padded) workspace tile of ROWS × COLS: staged into `smem` (async; commit/wait by the
+// caller) for bf16, or referenced in place for fp32.
+template <typename S, int ROWS, int COLS, int NTHREADS = kThreads>
+__device__ __forceinline__ TileRef<S> workspace_tile(S* smem, const S* gmem) {
+  if constexpr (kInPlace<S>) {
+    return {gmem, COLS};
+  } else {
+    load_tile_async<S, ROWS, COLS, NTHREADS>(smem, gmem, COLS, ROWS);
+    return {smem, stride_of<S>(COLS)};
+  }
+}
+
+// An fp32 accumulator tile of the workspace (ROWS × COLS, row stride COLS) as an S operand tile:
+// converted into `smem` for bf16 (plain loads; a barrier must follow), in place for fp32.
+template <typename S, int ROWS, int COLS>
+__device__ __forceinline__ TileRef<S> float_tile(S* smem, const float* gmem) {
+  if constexpr (kInPlace<S>) {
+    return {reinterpret_cast<const S*>(gmem), COLS};
+  } else {
+    constexpr int ld = stride_of<S>(COLS);
+    for (int i = int(threadIdx.x); i < ROWS * COLS / 2; i += kThreads) {
+      const int r = (2 * i) / COLS, c = (2 * i) % COLS;
+      const float2 v = *reinterpret_cast<const float2*>(gmem + r * COLS + c);
+      store_pair(smem + r * ld + c, v.x, v.y);
+    }
+    return {smem, ld};
+  }
+}
+
+// Bytes of a staged tile: zero when fp32 reads it in place.
+template <typename S>
+__host__ __device__ constexpr size_t staged_bytes(int rows, int cols) {
+  return kInPlace<S> ? 0 : size_t(tile_elems<S>(rows, cols)) * sizeof(S);
+}
+
+// Keeps acc(i, j) where keep(i, j) for the warp's rows i = row0 + 0…15 and columns j, zero elsewhere.
+template <int NT, typename Keep>
+__device__ __forceinline__ void mask_acc(float (&acc)[NT][4], int row0, Keep keep) {
+#pragma unroll
+  for (int n = 0; n < NT; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (!keep(row0 + acc_row(e), acc_col(n, e))) acc[n][e] = 0.f;
+}
+
+template <int NT>
+__device__ __forceinline__ void negate(float (&acc)[NT][4]) {
+#pragma unroll
+  for (int n = 0; n < NT; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[n][e] = -acc[n][e];
+}
+
+}  // namespace tiles
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,35 @@
+// cuBLAS products: row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, so the operands
+// swap places and each keeps its own transpose flag.
+#include "core/cuda/blas.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+struct Types {
+  cudaDataType_t operand;
+  cublasComputeType_t compute;
+};
+
+Types types_for(Precision p) {
+  switch (p) {
+    case Precision::tf32: return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
+    case Precision::bf16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case Precision::fp32: break;
+  }
+  return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
+}
+
+cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+}  // namespace
+
+void gemm(const Context& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+          const void* a, int64_t lda, const void* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const Types t = types_for(ctx.precision());
+  PATHBENCH_CUBLAS_CHECK(cublasGemmEx(ctx.blas(), op(trans_b), op(trans_a), int(n), int(m), int(k), &alpha, b,
+                                      t.operand, int(ldb), a, t.operand, int(lda), &beta, c, CUDA_R_32F, int(ldc),
+                                      t.compute, CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace pathbench::cuda

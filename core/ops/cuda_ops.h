@@ -1,0 +1,78 @@
+// The GPU twins of the CPU ops in this folder (embedding.h, rmsnorm.h, activations.h,
+// cross_entropy.h) and the small elementwise helpers of the GPU model. Same shapes and semantics as
+// the CPU functions; all pointers are device pointers, the work is queued on `stream`, and every
+// launch is checked (a failure throws pathbench::Error). Sums run in a fixed order, so results are
+// bit-reproducible run to run. Implemented in the .cu file beside each CPU .cpp file.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pathbench::cuda {
+
+using bf16 = __nv_bfloat16;
+
+// Scratch for the column sums of the backward passes (parameter gradients of norms): floats per column.
+constexpr int64_t kColumnScratchPerColumn = 128;
+
+// ---- embedding.cu ----------------------------------------------------------------------------------
+// out[N, C] = table[tokens[n], :]
+void embedding_forward(const int32_t* tokens, const float* table, float* out, int64_t n, int64_t c,
+                       cudaStream_t stream);
+
+// The rows of a batch grouped by token, built on the host and uploaded with the batch, so the
+// backward sums each token's rows in a fixed order without atomics. An int32 array of `size`
+// elements: [0] segment count, [1] run count, then at the offsets below: `order` (row indices
+// stable-sorted by token), `segment_begin` (segments of at most 64 rows of one token, in order;
+// one past the last = n), `run_token` and `run_segment` (run r = the segments of token run_token[r]:
+// run_segment[r] … run_segment[r + 1]).
+struct EmbeddingPlanLayout {
+  int64_t rows = 0, max_segments = 0, max_runs = 0;
+  size_t order = 0, segment_begin = 0, run_token = 0, run_segment = 0, size = 0;
+};
+EmbeddingPlanLayout embedding_plan_layout(int64_t n, int64_t vocab);
+// Host: fills plan[layout.size] from tokens[n] (each in [0, vocab)).
+void build_embedding_plan(const int32_t* tokens, int64_t n, int64_t vocab, int32_t* plan);
+// dtable[V, C] += the rows of dout[N, C] summed per token; partial: [layout.max_segments, C] scratch.
+void embedding_backward(const int32_t* plan, const float* dout, float* dtable, float* partial, int64_t n,
+                        int64_t vocab, int64_t c, cudaStream_t stream);
+
+// ---- rmsnorm.cu ------------------------------------------------------------------------------------
+// x, y: [N, C]; g: [C]; rstd: [N]
+void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c, float eps,
+                     cudaStream_t stream);
+// dx[N, C] += gradient; dg[C] += gradient; scratch: kColumnScratchPerColumn · C floats.
+void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
+                      float* scratch, int64_t n, int64_t c, cudaStream_t stream);
+
+// ---- activations.cu --------------------------------------------------------------------------------
+void swiglu_forward(const float* a, const float* b, float* h, int64_t n, cudaStream_t stream);
+void swiglu_backward(const float* a, const float* b, const float* dh, float* da, float* db, int64_t n,
+                     cudaStream_t stream);
+void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream);
+void gelu_backward(const float* x, const float* dh, float* dx, int64_t n, cudaStream_t stream);
+
+// ---- cross_entropy.cu ------------------------------------------------------------------------------
+// Σ_n w_n · (−log p_n[target_n]) and Σ_n w_n, in device memory; the loss is their ratio (0 when the
+// weight sum is 0).
+struct CrossEntropyTotals {
+  double loss_sum;
+  double weight_sum;
+};
+inline float loss_value(const CrossEntropyTotals& t) { return t.weight_sum > 0 ? float(t.loss_sum / t.weight_sum) : 0.0f; }
+// logits: [N, V]; targets, weights: [N]. Writes probs [N, V] and totals; row_loss: [N] scratch.
+void cross_entropy_forward(const float* logits, const int32_t* targets, const float* weights, float* probs,
+                           double* row_loss, CrossEntropyTotals* totals, int64_t n, int64_t v, cudaStream_t stream);
+// dlogits[N, V] = dloss · w_n (probs − onehot) / Σ w (overwritten), Σ w read from totals.
+void cross_entropy_backward(const float* probs, const int32_t* targets, const float* weights,
+                            const CrossEntropyTotals* totals, float dloss, float* dlogits, int64_t n, int64_t v,
+                            cudaStream_t stream);
+// out[N] = index of the largest logit of each row (the first one on ties).
+void argmax_rows(const float* logits, int32_t* out, int64_t n, int64_t v, cudaStream_t stream);
+
+// ---- convert.cu ------------------------------------------------------------------------------------
+void to_bf16(const float* x, bf16* y, int64_t n, cudaStream_t stream);
+
+}  // namespace pathbench::cuda

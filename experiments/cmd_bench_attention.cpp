@@ -1,0 +1,280 @@
+// `pathbench bench-attention`: times the fused CUDA attention kernels of each encoding (forward, and
+// forward + backward) at given B·T·H·D shapes with device events: warm-up first, then many repeats
+// cycling through several input sets (so repeats do not run out of L2), medians reported; prints a
+// table and writes JSON. scripts/bench_sdpa.py times PyTorch's SDPA (flash) at the same shapes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+
+#include "build_info.h"
+#include "core/error.h"
+#include "core/options.h"
+#include "experiments/commands.h"
+#include "experiments/file_output.h"
+
+#ifdef PATHBENCH_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <functional>
+
+#include "core/attention/path_cuda.h"
+#include "core/attention/rope_cuda.h"
+#include "core/attention/sba_cuda.h"
+#include "core/attention/softmax_attention_cuda.h"
+#include "core/rng.h"
+#endif
+
+namespace pathbench {
+
+namespace {
+
+struct BenchAttentionOptions {
+  std::vector<std::string> encodings = {"nope", "rope", "fox", "sba", "path", "path_fox"};
+  std::vector<std::string> shapes = {"8x2048x16x64", "4x4096x16x64", "2x8192x16x64", "4x4096x8x128"};
+  int warmup = 5, repeats = 30, sets = 3;
+  std::string out = "bench-attention.json";
+};
+
+struct BenchShape {
+  int64_t batch = 0, length = 0, heads = 0, head_dim = 0;
+};
+
+BenchShape parse_shape(const std::string& s) {
+  BenchShape b;
+  char x1, x2, x3;
+  long long v[4];
+  std::istringstream in(s);
+  if (!(in >> v[0] >> x1 >> v[1] >> x2 >> v[2] >> x3 >> v[3]) || x1 != 'x' || x2 != 'x' || x3 != 'x' || !in.eof() ||
+      v[0] <= 0 || v[1] <= 0 || v[2] <= 0 || v[3] <= 0)
+    throw Error(fmt::format("bench-attention: --shapes value '{}' is not BxTxHxD with positive integers", s));
+  b.batch = v[0], b.length = v[1], b.heads = v[2], b.head_dim = v[3];
+  return b;
+}
+
+#ifdef PATHBENCH_WITH_CUDA
+
+using cuda::bf16;
+
+void check(cudaError_t e, const char* what) { cuda::check_cuda(e, std::string("bench-attention: ") + what); }
+
+template <typename T>
+struct DeviceArray {
+  T* p = nullptr;
+  explicit DeviceArray(size_t n) {
+    check(cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T)), "cudaMalloc");
+  }
+  ~DeviceArray() { cudaFree(p); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+// One set of random inputs for every encoding: q, k, v, w (unit rows), d_o in bf16; β, gates in fp32.
+struct InputSet {
+  DeviceArray<bf16> q, k, v, w, d_o;
+  DeviceArray<float> beta, gate;
+  InputSet(const BenchShape& s, uint64_t seed)
+      : q(size(s)), k(size(s)), v(size(s)), w(size(s)), d_o(size(s)), beta(rows(s)), gate(rows(s)) {
+    const size_t n = size(s), r = rows(s);
+    CounterRng rng(seed, "bench-attention");
+    std::vector<bf16> h(n);
+    auto fill = [&](bf16* dst, bool unit_rows) {
+      for (size_t i = 0; i < n; ++i) h[i] = bf16(float(2 * rng.uniform() - 1) * 1.7320508f);
+      if (unit_rows)
+        for (size_t row = 0; row < r; ++row) {
+          float norm = 0;
+          for (int64_t x = 0; x < s.head_dim; ++x) norm += float(h[row * s.head_dim + x]) * float(h[row * s.head_dim + x]);
+          for (int64_t x = 0; x < s.head_dim; ++x)
+            h[row * s.head_dim + x] = bf16(float(h[row * s.head_dim + x]) / std::sqrt(norm));
+        }
+      check(cudaMemcpy(dst, h.data(), n * sizeof(bf16), cudaMemcpyHostToDevice), "upload");
+    };
+    fill(q.p, false), fill(k.p, false), fill(v.p, false), fill(w.p, true), fill(d_o.p, false);
+    std::vector<float> b(r), g(r);
+    for (size_t i = 0; i < r; ++i) {
+      b[i] = float(2.0 * rng.uniform());
+      g[i] = (i % s.length == 0 ? 0.f : g[i - 1]) - float(0.1 * rng.uniform());
+    }
+    check(cudaMemcpy(beta.p, b.data(), r * sizeof(float), cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(gate.p, g.data(), r * sizeof(float), cudaMemcpyHostToDevice), "upload");
+  }
+  static size_t size(const BenchShape& s) { return size_t(s.batch * s.heads * s.length * s.head_dim); }
+  static size_t rows(const BenchShape& s) { return size_t(s.batch * s.heads * s.length); }
+};
+
+// Outputs, gradients and workspace shared by every encoding at one shape.
+struct Outputs {
+  DeviceArray<bf16> o, dq, dk, dv, dw, q_rot, k_rot;
+  DeviceArray<float> lse, dbeta, dgate;
+  explicit Outputs(const BenchShape& s)
+      : o(InputSet::size(s)), dq(InputSet::size(s)), dk(InputSet::size(s)), dv(InputSet::size(s)),
+        dw(InputSet::size(s)), q_rot(InputSet::size(s)), k_rot(InputSet::size(s)), lse(InputSet::rows(s)),
+        dbeta(InputSet::rows(s)), dgate(InputSet::rows(s)) {}
+};
+
+struct Pass {
+  std::function<void(InputSet&)> forward, backward;
+  size_t workspace = 0;
+};
+
+// The forward and backward of one encoding, as the model would call them.
+Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, cuda::Workspace& ws) {
+  const int64_t bh = s.batch * s.heads;
+  const float scale = 1.f / std::sqrt(float(s.head_dim));
+  Pass p;
+  if (encoding == "nope" || encoding == "fox" || encoding == "rope") {
+    const bool rope = encoding == "rope", gate = encoding == "fox";
+    auto args = [=, &out](InputSet& in) {
+      return cuda::SoftmaxAttentionCudaArgs<bf16>{bh,        s.length, s.head_dim, scale, rope ? out.q_rot.p : in.q.p,
+                                                  rope ? out.k_rot.p : in.k.p, in.v.p, gate ? in.gate.p : nullptr, 1.f};
+    };
+    p.workspace = cuda::softmax_attention_backward_workspace_bytes(
+        cuda::SoftmaxAttentionCudaArgs<bf16>{bh, s.length, s.head_dim, scale});
+    p.forward = [=, &out](InputSet& in) {
+      if (rope) {
+        cuda::rope_rotate_copy<bf16>(in.q.p, out.q_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
+        cuda::rope_rotate_copy<bf16>(in.k.p, out.k_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
+      }
+      cuda::softmax_attention_forward(args(in), out.o.p, out.lse.p, nullptr);
+    };
+    p.backward = [=, &out, &ws](InputSet& in) {
+      cuda::softmax_attention_backward(args(in), out.o.p, out.lse.p, in.d_o.p, out.dq.p, out.dk.p, out.dv.p,
+                                       gate ? out.dgate.p : nullptr, ws, nullptr);
+      if (rope) {
+        cuda::rope_rotate(out.dq.p, bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
+        cuda::rope_rotate(out.dk.p, bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
+      }
+    };
+  } else if (encoding == "sba") {
+    auto args = [=](InputSet& in) {
+      return cuda::StickBreakingCudaArgs<bf16>{bh, s.length, s.head_dim, scale, in.q.p, in.k.p, in.v.p, false};
+    };
+    p.workspace = cuda::stick_breaking_backward_workspace_bytes(cuda::StickBreakingCudaArgs<bf16>{bh, s.length, s.head_dim});
+    p.forward = [=, &out](InputSet& in) { cuda::stick_breaking_forward(args(in), out.o.p, nullptr); };
+    p.backward = [=, &out, &ws](InputSet& in) {
+      cuda::stick_breaking_backward(args(in), out.o.p, in.d_o.p, out.dq.p, out.dk.p, out.dv.p, ws, nullptr);
+    };
+  } else if (encoding == "path" || encoding == "path_fox") {
+    const bool gate = encoding == "path_fox";
+    auto args = [=](InputSet& in) {
+      return cuda::PathAttentionCudaArgs<bf16>{bh,     s.length, s.head_dim, scale,
+                                               in.q.p, in.k.p,   in.v.p,     in.w.p,
+                                               in.beta.p, gate ? in.gate.p : nullptr, 1.f};
+    };
+    const cuda::PathAttentionCudaArgs<bf16> shape_only{bh, s.length, s.head_dim, scale};
+    p.workspace = std::max(cuda::path_attention_forward_workspace_bytes(shape_only),
+                           cuda::path_attention_backward_workspace_bytes(shape_only));
+    p.forward = [=, &out, &ws](InputSet& in) { cuda::path_attention_forward(args(in), out.o.p, out.lse.p, ws, nullptr); };
+    p.backward = [=, &out, &ws](InputSet& in) {
+      cuda::path_attention_backward(args(in), out.o.p, out.lse.p, in.d_o.p, out.dq.p, out.dk.p, out.dv.p, out.dw.p,
+                                    out.dbeta.p, gate ? out.dgate.p : nullptr, ws, nullptr);
+    };
+  } else {
+    throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", encoding));
+  }
+  return p;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+json bench_one(const BenchAttentionOptions& o, const std::string& encoding, const BenchShape& s,
+               std::vector<std::unique_ptr<InputSet>>& sets, Outputs& out) {
+  cuda::Workspace ws;
+  Pass pass = make_pass(encoding, s, out, ws);
+  DeviceArray<char> scratch(pass.workspace);
+  ws = {scratch.p, pass.workspace};
+  for (int i = 0; i < o.warmup; ++i) {
+    pass.forward(*sets[i % sets.size()]);
+    pass.backward(*sets[i % sets.size()]);
+  }
+  std::vector<cudaEvent_t> ev(3 * o.repeats);
+  for (auto& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
+  for (int r = 0; r < o.repeats; ++r) {
+    InputSet& in = *sets[r % sets.size()];
+    check(cudaEventRecord(ev[3 * r]), "cudaEventRecord");
+    pass.forward(in);
+    check(cudaEventRecord(ev[3 * r + 1]), "cudaEventRecord");
+    pass.backward(in);
+    check(cudaEventRecord(ev[3 * r + 2]), "cudaEventRecord");
+  }
+  check(cudaDeviceSynchronize(), "running the kernels");
+  std::vector<double> fwd, total;
+  for (int r = 0; r < o.repeats; ++r) {
+    float a = 0, b = 0;
+    check(cudaEventElapsedTime(&a, ev[3 * r], ev[3 * r + 1]), "cudaEventElapsedTime");
+    check(cudaEventElapsedTime(&b, ev[3 * r], ev[3 * r + 2]), "cudaEventElapsedTime");
+    fwd.push_back(a), total.push_back(b);
+  }
+  for (auto& e : ev) cudaEventDestroy(e);
+  return json{{"encoding", encoding},
+              {"batch", s.batch},
+              {"length", s.length},
+              {"heads", s.heads},
+              {"head_dim", s.head_dim},
+              {"forward_ms_median", median(fwd)},
+              {"forward_ms_min", *std::min_element(fwd.begin(), fwd.end())},
+              {"forward_backward_ms_median", median(total)},
+              {"forward_backward_ms_min", *std::min_element(total.begin(), total.end())},
+              {"workspace_bytes", pass.workspace}};
+}
+
+void run_bench_attention(const BenchAttentionOptions& o) {
+  std::vector<BenchShape> shapes;
+  for (const auto& s : o.shapes) shapes.push_back(parse_shape(s));
+  for (const auto& e : o.encodings)
+    if (e != "nope" && e != "rope" && e != "fox" && e != "sba" && e != "path" && e != "path_fox")
+      throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", e));
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  fmt::print("pathbench bench-attention on {}: bf16, {} warm-up, {} repeats over {} input sets\n", prop.name, o.warmup,
+             o.repeats, o.sets);
+  fmt::print("| encoding | B·T·H·D | forward ms | forward+backward ms |\n|---|---|---|---|\n");
+  json results = json::array();
+  for (const auto& s : shapes) {
+    std::vector<std::unique_ptr<InputSet>> sets;
+    for (int i = 0; i < o.sets; ++i) sets.push_back(std::make_unique<InputSet>(s, 1000 + i));
+    Outputs out(s);
+    for (const auto& e : o.encodings) {
+      json r = bench_one(o, e, s, sets, out);
+      fmt::print("| {} | {}·{}·{}·{} | {:.3f} | {:.3f} |\n", e, s.batch, s.length, s.heads, s.head_dim,
+                 r["forward_ms_median"].get<double>(), r["forward_backward_ms_median"].get<double>());
+      std::fflush(stdout);
+      results.push_back(r);
+    }
+  }
+  json doc{{"device", prop.name},   {"precision", "bf16"}, {"warmup", o.warmup}, {"repeats", o.repeats},
+           {"input_sets", o.sets}, {"build_flags", PATHBENCH_BUILD_FLAGS},      {"results", results}};
+  write_file_atomically(o.out, doc.dump(2) + "\n");
+  fmt::print("wrote {}\n", o.out);
+}
+
+#else
+
+void run_bench_attention(const BenchAttentionOptions& o) {
+  for (const auto& s : o.shapes) parse_shape(s);
+  throw Error("bench-attention: this build has no CUDA backend (configure with -DPATHBENCH_CUDA=ON)");
+}
+
+#endif
+
+}  // namespace
+
+void add_bench_attention_command(CLI::App& app) {
+  auto opts = std::make_shared<BenchAttentionOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench-attention", "time the CUDA attention kernels (forward, forward+backward) per encoding and shape; write JSON");
+  cmd->add_option("--encodings", opts->encodings, "encodings to time (nope, rope, fox, sba, path, path_fox)");
+  cmd->add_option("--shapes", opts->shapes, "shapes BxTxHxD (default: the four anchors of DESIGN.md §7)");
+  cmd->add_option("--warmup", opts->warmup, "untimed forward+backward passes")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repeats", opts->repeats, "timed passes")->check(CLI::PositiveNumber);
+  cmd->add_option("--sets", opts->sets, "input sets cycled through")->check(CLI::PositiveNumber);
+  cmd->add_option("--out", opts->out, "JSON output file");
+  cmd->callback([opts]() { run_bench_attention(*opts); });
+}
+
+}  // namespace pathbench

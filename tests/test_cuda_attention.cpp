@@ -1,0 +1,324 @@
+// Conformance of the CUDA attention kernels ([cuda]; run with `pathbench_tests --require-gpu "[cuda]"`):
+// forward outputs and input gradients of every encoding's kernels on the GPU against the CPU
+// implementation (softmax attention, RoPE) or float64 brute force (stick-breaking, PaTH), on fresh
+// random inputs, across ragged T (T = 1 included), head dims 16–128 and several batch·head counts,
+// in fp32 (relative error ≤ 1e-5) and bf16 storage (≤ 1e-2; references take the same bf16-rounded
+// inputs). Every output and the workspace are poisoned with NaN first, so unwritten elements fail.
+#ifdef PATHBENCH_WITH_CUDA
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/attention/path_cuda.h"
+#include "core/attention/rope.h"
+#include "core/attention/rope_cuda.h"
+#include "core/attention/sba_cuda.h"
+#include "core/attention/softmax_attention.h"
+#include "core/attention/softmax_attention_cuda.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "tests/attention_reference.h"
+
+namespace pathbench {
+namespace {
+
+using cuda::bf16;
+using Host = std::vector<double>;
+
+void check(cudaError_t e) { REQUIRE(e == cudaSuccess); }
+
+double stored(double x, float) { return double(float(x)); }
+double stored(double x, bf16) { return double(__bfloat162float(__float2bfloat16(float(x)))); }
+
+// A device array of T (float or bf16), NaN-poisoned at birth.
+template <typename T>
+class DeviceArray {
+ public:
+  explicit DeviceArray(size_t n) : n_(n) {
+    check(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<size_t>(n, 1) * sizeof(T)));
+    poison();
+  }
+  ~DeviceArray() { cudaFree(p_); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  void poison() { check(cudaMemset(p_, 0xff, std::max<size_t>(n_, 1) * sizeof(T))); }
+  void upload(const Host& h) {
+    std::vector<T> t(n_);
+    for (size_t i = 0; i < n_; ++i) t[i] = T(float(h[i]));
+    check(cudaMemcpy(p_, t.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  Host download() const {
+    std::vector<T> t(n_);
+    check(cudaDeviceSynchronize());
+    check(cudaMemcpy(t.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    Host h(n_);
+    for (size_t i = 0; i < n_; ++i) h[i] = double(float(t[i]));
+    return h;
+  }
+  T* get() { return p_; }
+
+ private:
+  T* p_ = nullptr;
+  size_t n_;
+};
+
+// Caller-owned scratch for the kernels, poisoned like the outputs.
+class DeviceWorkspace {
+ public:
+  explicit DeviceWorkspace(size_t bytes) : bytes_(bytes) {
+    check(cudaMalloc(&p_, std::max<size_t>(bytes, 1)));
+    check(cudaMemset(p_, 0xff, std::max<size_t>(bytes, 1)));
+  }
+  ~DeviceWorkspace() { cudaFree(p_); }
+  cuda::Workspace get() { return {p_, bytes_}; }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_;
+};
+
+// Normal random values rounded to the storage type S (the references see exactly what the GPU sees).
+template <typename S>
+Host random_values(size_t n, CounterRng& rng, double sd = 1.0) {
+  Host h(n);
+  for (auto& x : h) x = stored(sd * rng.normal(), S());
+  return h;
+}
+// Cumulative log forget gates c_t = Σ log σ(x_t), one run per slice.
+Host random_gates(int64_t bh, int64_t T, CounterRng& rng) {
+  Host c(bh * T);
+  for (int64_t h = 0; h < bh; ++h) {
+    double acc = 0;
+    for (int64_t t = 0; t < T; ++t) c[h * T + t] = double(float(acc -= std::log1p(std::exp(-(rng.normal() + 2.0)))));
+  }
+  return c;
+}
+
+// ‖got − ref‖ / ‖ref‖; infinity when got holds a non-finite value (an unwritten, NaN-poisoned one).
+double relative_error(const Host& got, const Host& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    num += (got[i] - ref[i]) * (got[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+template <typename S>
+constexpr double kTolerance = std::is_same_v<S, float> ? 1e-5 : 1e-2;
+template <typename S>
+const char* precision_name() {
+  return std::is_same_v<S, float> ? "fp32" : "bf16";
+}
+
+#define CHECK_CLOSE(name, got, ref)                                   \
+  do {                                                                \
+    const double err_ = relative_error(got, ref);                     \
+    INFO(name << " relative error " << err_);                        \
+    CHECK(err_ <= kTolerance<S>);                                     \
+  } while (0)
+
+struct Shape {
+  int64_t bh, T, D;
+};
+// Ragged lengths (not multiples of the 64-row blocks), T = 1, every head dim, 1–3 slices.
+const std::vector<Shape> kShapes = {{2, 1, 16},  {3, 37, 16},  {2, 64, 32},  {1, 130, 32},
+                                    {2, 200, 64}, {3, 257, 64}, {1, 1, 128}, {2, 150, 128}};
+
+// ---- softmax attention (nope, fox) and RoPE --------------------------------------------------------
+
+template <typename S>
+void check_softmax(const Shape& sh, bool with_gate, uint64_t seed) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate);
+  CounterRng rng(seed, "softmax");
+  const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
+  const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
+  const Host d_o = random_values<S>(n, rng), gate = random_gates(sh.bh, sh.T, rng);
+  const double scale = 1.0 / std::sqrt(double(sh.D)), gate_scale = 0.9;
+
+  SoftmaxAttentionArgs<double> ref{sh.bh, sh.T, sh.D, scale, q.data(), k.data(), v.data(),
+                                   with_gate ? gate.data() : nullptr, gate_scale};
+  Host o_ref(n), lse_ref(rows), dq_ref(n), dk_ref(n), dv_ref(n), dg_ref(rows);
+  softmax_attention_forward(ref, o_ref.data(), lse_ref.data());
+  softmax_attention_backward(ref, o_ref.data(), lse_ref.data(), d_o.data(), dq_ref.data(), dk_ref.data(),
+                             dv_ref.data(), with_gate ? dg_ref.data() : nullptr);
+
+  DeviceArray<S> dq_in(n), dk_in(n), dv_in(n), ddo(n), o(n), dq(n), dk(n), dv(n);
+  DeviceArray<float> dgate(rows), lse(rows), dg(rows);
+  dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), ddo.upload(d_o), dgate.upload(gate);
+  cuda::SoftmaxAttentionCudaArgs<S> a{sh.bh, sh.T, sh.D, float(scale), dq_in.get(), dk_in.get(), dv_in.get(),
+                                      with_gate ? dgate.get() : nullptr, float(gate_scale)};
+  cuda::softmax_attention_forward(a, o.get(), lse.get(), nullptr);
+  DeviceWorkspace ws(cuda::softmax_attention_backward_workspace_bytes(a));
+  cuda::softmax_attention_backward(a, o.get(), lse.get(), ddo.get(), dq.get(), dk.get(), dv.get(),
+                                   with_gate ? dg.get() : nullptr, ws.get(), nullptr);
+  CHECK_CLOSE("o", o.download(), o_ref);
+  CHECK_CLOSE("lse", lse.download(), lse_ref);
+  CHECK_CLOSE("dq", dq.download(), dq_ref);
+  CHECK_CLOSE("dk", dk.download(), dk_ref);
+  CHECK_CLOSE("dv", dv.download(), dv_ref);
+  if (with_gate) CHECK_CLOSE("d_cum_log_gate", dg.download(), dg_ref);
+}
+
+template <typename S>
+void check_rope(const Shape& sh, bool inverse, uint64_t seed) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " inverse " << inverse);
+  CounterRng rng(seed, "rope");
+  const size_t n = sh.bh * sh.T * sh.D;
+  const Host x = random_values<S>(n, rng);
+  Host ref = x;
+  rope_rotate(ref.data(), sh.bh, sh.T, sh.D, 500.0, inverse, 3);
+  DeviceArray<S> dx(n), copy(n);
+  dx.upload(x);
+  cuda::rope_rotate_copy<S>(dx.get(), copy.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3, nullptr);
+  cuda::rope_rotate(dx.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3, nullptr);
+  CHECK_CLOSE("rotated copy", copy.download(), ref);
+  CHECK_CLOSE("rotated in place", dx.download(), ref);
+}
+
+// ---- stick-breaking ---------------------------------------------------------------------------------
+
+template <typename S>
+void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " remainder " << remainder);
+  CounterRng rng(seed, "sba");
+  const size_t n = sh.bh * sh.T * sh.D;
+  const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
+  const Host d_o = random_values<S>(n, rng);
+  const double scale = 1.0 / std::sqrt(double(sh.D));
+  const reference::AttentionShape rs{sh.bh, sh.T, sh.D};
+  Host o_ref(n), dq_ref(n), dk_ref(n), dv_ref(n);
+  reference::stick_breaking_forward(rs, scale, remainder, q.data(), k.data(), v.data(), o_ref.data());
+  reference::stick_breaking_backward(rs, scale, remainder, q.data(), k.data(), v.data(), d_o.data(), dq_ref.data(),
+                                     dk_ref.data(), dv_ref.data());
+
+  DeviceArray<S> dq_in(n), dk_in(n), dv_in(n), ddo(n), o(n), dq(n), dk(n), dv(n);
+  dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), ddo.upload(d_o);
+  cuda::StickBreakingCudaArgs<S> a{sh.bh, sh.T, sh.D, float(scale), dq_in.get(), dk_in.get(), dv_in.get(), remainder};
+  cuda::stick_breaking_forward(a, o.get(), nullptr);
+  DeviceWorkspace ws(cuda::stick_breaking_backward_workspace_bytes(a));
+  cuda::stick_breaking_backward(a, o.get(), ddo.get(), dq.get(), dk.get(), dv.get(), ws.get(), nullptr);
+  CHECK_CLOSE("o", o.download(), o_ref);
+  CHECK_CLOSE("dq", dq.download(), dq_ref);
+  CHECK_CLOSE("dk", dk.download(), dk_ref);
+  CHECK_CLOSE("dv", dv.download(), dv_ref);
+}
+
+// ---- PaTH and PaTH-FoX ------------------------------------------------------------------------------
+
+template <typename S>
+void check_path(const Shape& sh, bool with_gate, uint64_t seed) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate);
+  CounterRng rng(seed, "path");
+  const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
+  const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
+  const Host d_o = random_values<S>(n, rng), gate = random_gates(sh.bh, sh.T, rng);
+  Host w = random_values<S>(n, rng), beta(rows);
+  for (int64_t r = 0; r < int64_t(rows); ++r) {  // unit w (after rounding: the kernels get exactly these)
+    double norm = 0;
+    for (int64_t x = 0; x < sh.D; ++x) norm += w[r * sh.D + x] * w[r * sh.D + x];
+    for (int64_t x = 0; x < sh.D; ++x) w[r * sh.D + x] = stored(w[r * sh.D + x] / std::sqrt(norm), S());
+    beta[r] = double(float(2.0 / (1.0 + std::exp(-rng.normal()))));
+  }
+  reference::PathInputs in{q.data(), k.data(), v.data(), w.data(), beta.data(), with_gate ? gate.data() : nullptr,
+                           1.0 / std::sqrt(double(sh.D)), 0.9};
+  const reference::AttentionShape rs{sh.bh, sh.T, sh.D};
+  Host o_ref(n), lse_ref(rows), dq_ref(n), dk_ref(n), dv_ref(n), dw_ref(n), db_ref(rows), dg_ref(rows);
+  reference::path_forward(rs, in, o_ref.data(), lse_ref.data());
+  reference::path_backward(rs, in, o_ref.data(), lse_ref.data(), d_o.data(), dq_ref.data(), dk_ref.data(),
+                           dv_ref.data(), dw_ref.data(), db_ref.data(), with_gate ? dg_ref.data() : nullptr);
+
+  DeviceArray<S> dq_in(n), dk_in(n), dv_in(n), dw_in(n), ddo(n), o(n), dq(n), dk(n), dv(n), dw(n);
+  DeviceArray<float> dbeta_in(rows), dgate(rows), lse(rows), db(rows), dg(rows);
+  dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), dw_in.upload(w), ddo.upload(d_o);
+  dbeta_in.upload(beta), dgate.upload(gate);
+  cuda::PathAttentionCudaArgs<S> a{sh.bh,       sh.T,        sh.D,        float(in.scale),
+                                   dq_in.get(), dk_in.get(), dv_in.get(), dw_in.get(),
+                                   dbeta_in.get(), with_gate ? dgate.get() : nullptr, float(in.gate_scale)};
+  DeviceWorkspace fws(cuda::path_attention_forward_workspace_bytes(a));
+  cuda::path_attention_forward(a, o.get(), lse.get(), fws.get(), nullptr);
+  DeviceWorkspace bws(cuda::path_attention_backward_workspace_bytes(a));
+  cuda::path_attention_backward(a, o.get(), lse.get(), ddo.get(), dq.get(), dk.get(), dv.get(), dw.get(), db.get(),
+                                with_gate ? dg.get() : nullptr, bws.get(), nullptr);
+  CHECK_CLOSE("o", o.download(), o_ref);
+  CHECK_CLOSE("lse", lse.download(), lse_ref);
+  CHECK_CLOSE("dq", dq.download(), dq_ref);
+  CHECK_CLOSE("dk", dk.download(), dk_ref);
+  CHECK_CLOSE("dv", dv.download(), dv_ref);
+  CHECK_CLOSE("dw", dw.download(), dw_ref);
+  CHECK_CLOSE("dbeta", db.download(), db_ref);
+  if (with_gate) CHECK_CLOSE("d_cum_log_gate", dg.download(), dg_ref);
+}
+
+}  // namespace
+
+TEST_CASE("CUDA softmax attention (nope, fox) matches the CPU kernel", "[cuda]") {
+  uint64_t seed = 1;
+  for (const auto& sh : kShapes)
+    for (bool gate : {false, true}) {
+      check_softmax<float>(sh, gate, seed++);
+      check_softmax<bf16>(sh, gate, seed++);
+    }
+}
+
+TEST_CASE("CUDA RoPE rotation matches the CPU kernel", "[cuda]") {
+  uint64_t seed = 100;
+  for (const auto& sh : kShapes)
+    for (bool inverse : {false, true}) {
+      check_rope<float>(sh, inverse, seed++);
+      check_rope<bf16>(sh, inverse, seed++);
+    }
+}
+
+TEST_CASE("CUDA stick-breaking attention matches float64 brute force", "[cuda]") {
+  uint64_t seed = 200;
+  for (const auto& sh : kShapes)
+    for (bool remainder : {false, true}) {
+      check_sba<float>(sh, remainder, seed++);
+      check_sba<bf16>(sh, remainder, seed++);
+    }
+}
+
+TEST_CASE("CUDA PaTH and PaTH-FoX attention match float64 brute force", "[cuda]") {
+  uint64_t seed = 300;
+  for (const auto& sh : kShapes)
+    for (bool gate : {false, true}) {
+      check_path<float>(sh, gate, seed++);
+      check_path<bf16>(sh, gate, seed++);
+    }
+}
+
+TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda]") {
+  check_path<float>({72, 330, 32}, true, 400);  // 432 chunks: each persistent block takes several
+  check_path<bf16>({72, 330, 32}, false, 401);
+}
+
+// One small ragged case per kernel and precision; the sanitizer runs (memcheck, racecheck) use this.
+TEST_CASE("CUDA attention kernels at a small size", "[cuda][sanitize]") {
+  for (int64_t d : {32, 128}) {
+    const Shape sh{2, 100, d};
+    check_softmax<float>(sh, true, 500), check_softmax<bf16>(sh, true, 501);
+    check_rope<bf16>(sh, false, 502);
+    check_sba<float>(sh, true, 503), check_sba<bf16>(sh, true, 504);
+    check_path<float>(sh, true, 505), check_path<bf16>(sh, true, 506);
+  }
+}
+
+TEST_CASE("CUDA attention rejects unsupported shapes and small workspaces", "[cuda]") {
+  cuda::SoftmaxAttentionCudaArgs<bf16> a{2, 10, 48, 1.f, nullptr, nullptr, nullptr, nullptr, 1.f};
+  CHECK_THROWS_AS(cuda::softmax_attention_forward<bf16>(a, nullptr, nullptr, nullptr), Error);
+  a.head_dim = 64;
+  CHECK_THROWS_AS(cuda::softmax_attention_backward<bf16>(a, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                                   cuda::Workspace{}, nullptr),
+                  Error);
+  cuda::PathAttentionCudaArgs<float> p{2, 0, 64, 1.f};  // T = 0
+  CHECK_THROWS_AS(cuda::path_attention_forward<float>(p, nullptr, nullptr, cuda::Workspace{}, nullptr), Error);
+}
+
+}  // namespace pathbench
+#endif  // PATHBENCH_WITH_CUDA
