@@ -1,9 +1,11 @@
 // PaTH attention, CPU, blocked UT form (DESIGN.md §4): per (batch, head) slice, every chunk of C
 // tokens gets its UT quantities (X, the chunk product P, queries moved to the chunk start, keys moved
-// to the chunk end, the logits inside the chunk); a query chunk's logits against earlier chunks come
-// from scanning them backwards with one D×D update per chunk. Backward reruns that scan, sends the
-// logit gradients back through it (the cross-chunk scan), then through each chunk's UT formulas.
-// Slices in parallel; also the decoding step.
+// to the chunk end, the logits inside the chunk). The logits against earlier chunks use the keys
+// moved forward to the query chunk's start: after each chunk all earlier keys take one D×D update
+// (·P_bᵀ), the mirror of DESIGN's backward scan of the queries with the same work, done as one
+// larger product per chunk. Backward reruns the forward sweep, sends the logit gradients back
+// through the key moves (a reverse sweep), then through each chunk's UT formulas. Slices in
+// parallel; also the decoding step.
 #include "core/attention/path.h"
 
 #include <algorithm>
@@ -248,6 +250,7 @@ void path_attention_backward_chunked(const PathAttentionArgs<T>& a, int64_t chun
       if (dc) std::fill(dc, dc + len, T(0));
       prepare_chunks(a, slice, chunk, chunks, prepare_scratch);
       const size_t n = chunks.size();
+      if (n == 0) continue;  // T = 0
       grads.resize(n);
       moved_at.resize(n);
       direct.resize(n);
