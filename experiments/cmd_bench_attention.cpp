@@ -121,7 +121,7 @@ struct Pass {
 
 // The forward and backward of one encoding, as the model would call them.
 Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, cuda::Workspace& ws) {
-  const int64_t bh = s.batch * s.heads, n = bh * s.length * s.head_dim;
+  const int64_t bh = s.batch * s.heads;
   const float scale = 1.f / std::sqrt(float(s.head_dim));
   Pass p;
   if (encoding == "nope" || encoding == "fox" || encoding == "rope") {
@@ -134,10 +134,8 @@ Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, c
         cuda::SoftmaxAttentionCudaArgs<bf16>{bh, s.length, s.head_dim, scale});
     p.forward = [=, &out](InputSet& in) {
       if (rope) {
-        check(cudaMemcpyAsync(out.q_rot.p, in.q.p, n * sizeof(bf16), cudaMemcpyDeviceToDevice), "copy");
-        check(cudaMemcpyAsync(out.k_rot.p, in.k.p, n * sizeof(bf16), cudaMemcpyDeviceToDevice), "copy");
-        cuda::rope_rotate(out.q_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
-        cuda::rope_rotate(out.k_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
+        cuda::rope_rotate_copy<bf16>(in.q.p, out.q_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
+        cuda::rope_rotate_copy<bf16>(in.k.p, out.k_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
       }
       cuda::softmax_attention_forward(args(in), out.o.p, out.lse.p, nullptr);
     };
@@ -257,7 +255,8 @@ void run_bench_attention(const BenchAttentionOptions& o) {
 
 #else
 
-void run_bench_attention(const BenchAttentionOptions&) {
+void run_bench_attention(const BenchAttentionOptions& o) {
+  for (const auto& s : o.shapes) parse_shape(s);
   throw Error("bench-attention: this build has no CUDA backend (configure with -DPATHBENCH_CUDA=ON)");
 }
 

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
-#include "experiments/file_output.h"
+#include "experiments/task_argument.h"
 #include "tasks/split_config.h"
 #include "tasks/task.h"
 
@@ -22,25 +22,6 @@ struct SampleOptions {
   uint64_t seed = 0;
 };
 
-// The argument is JSON when it starts with '{', otherwise a file holding JSON. A run config's
-// "task" block is taken when the object has no "name" of its own.
-json load_task_config(const std::string& argument, std::string& where) {
-  const bool inline_json = argument.find_first_not_of(" \t\n") != std::string::npos &&
-                           argument[argument.find_first_not_of(" \t\n")] == '{';
-  where = inline_json ? "sample config" : argument;
-  json config;
-  try {
-    config = json::parse(inline_json ? argument : read_file(argument));
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{}: invalid JSON ({})", where, e.what()));
-  }
-  if (config.is_object() && !config.contains("name") && config.contains("task")) {
-    where += ": task";
-    return config["task"];
-  }
-  return config;
-}
-
 std::string render_example(const Vocabulary& vocabulary, const Example& e) {
   std::string out;
   for (size_t t = 0; t < e.tokens.size(); ++t) {
@@ -53,7 +34,7 @@ std::string render_example(const Vocabulary& vocabulary, const Example& e) {
 
 void run_sample(const SampleOptions& o) {
   std::string where;
-  const json config = load_task_config(o.config, where);
+  const json config = load_task_config(o.config, "sample config", where);
   const std::unique_ptr<Task> task = make_task(config, where);
   check_split(config["name"].get<std::string>(), o.split, task->eval_splits());
   const Vocabulary& vocabulary = task->vocabulary();

@@ -15,6 +15,8 @@ void add_slurm_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_bench_tasks_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
+void add_op_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
 void add_bench_attention_command(CLI::App& app);
 
 }  // namespace pathbench

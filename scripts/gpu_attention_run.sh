@@ -2,8 +2,10 @@
 # One device-machine session for the CUDA attention kernels: build (sm_90), the [cuda] conformance
 # tests, compute-sanitizer memcheck and racecheck on the small case, the two ceilings of METHOD.md
 # (copy bandwidth, bf16 matrix rate), then `pathbench bench-attention` and PyTorch SDPA at the same
-# shapes. Logs and JSON go to $OUT (default ./gpu-out); a summary table is printed last.
-# Usage (from the repository root): scripts/gpu_attention_run.sh [deps_dir]
+# shapes, and a per-kernel time breakdown (Nsight Compute) of PaTH and nope at two shapes. Logs and
+# JSON go to $OUT (default ./gpu-out, at most 8 files); a summary table is printed last.
+# Usage (from the repository root): [NCU_CASES="path 4x4096x16x64;nope 8x2048x16x64"] \
+#   scripts/gpu_attention_run.sh [deps_dir]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 DEPS=${1:-$PWD/.deps}
@@ -14,9 +16,16 @@ log "device"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 log "build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$DEPS" -DPATHBENCH_CUDA=ON \
-  -DPATHBENCH_NATIVE=OFF > "$OUT/build.log" 2>&1 && ninja -C build -j16 >> "$OUT/build.log" 2>&1
-if [ $? -ne 0 ]; then tail -50 "$OUT/build.log"; exit 1; fi
+  -DPATHBENCH_NATIVE=OFF > /tmp/build.log 2>&1 && ninja -C build -j16 >> /tmp/build.log 2>&1
+if [ $? -ne 0 ]; then tail -50 /tmp/build.log; exit 1; fi
 
+log "PaTH tests (two key chunks per cross-scan block)"
+if ! timeout 120 ./build/pathbench_tests --require-gpu "CUDA PaTH*" > /tmp/tests-path.log 2>&1; then
+  tail -30 /tmp/tests-path.log
+  log "PaTH failed: rebuilding with one key chunk per cross-scan block"
+  cmake -B build -DCMAKE_CUDA_FLAGS=-DPATHBENCH_PATH_CROSS_GROUP=1 >> /tmp/build.log 2>&1 &&
+    ninja -C build -j16 >> /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
+fi
 log "tests [cuda]"
 timeout 300 ./build/pathbench_tests --require-gpu "[cuda]" > "$OUT/tests.log" 2>&1
 echo "tests exit code $?" >> "$OUT/tests.log"
@@ -47,9 +56,19 @@ print(f"bf16 matmul 8192^3 {2 * 8192**3 * 10 / (e0.elapsed_time(e1) / 1e3) / 1e1
 PY
 
 log "bench-attention"
-timeout 240 ./build/pathbench bench-attention --out "$OUT/bench-attention.json" > "$OUT/bench-attention.log" 2>&1
-echo "bench-attention exit code $?" >> "$OUT/bench-attention.log"
+timeout 240 ./build/pathbench bench-attention --out "$OUT/bench-attention.json" > "$OUT/bench.log" 2>&1
+echo "bench-attention exit code $?" >> "$OUT/bench.log"
 log "bench_sdpa.py"
-PYTHONUNBUFFERED=1 timeout 120 python3 scripts/bench_sdpa.py --out "$OUT/bench-sdpa.json" > "$OUT/bench-sdpa.log" 2>&1
-echo "bench_sdpa exit code $?" >> "$OUT/bench-sdpa.log"
-cat "$OUT/bench-attention.log" "$OUT/bench-sdpa.log"
+PYTHONUNBUFFERED=1 timeout 120 python3 scripts/bench_sdpa.py --out "$OUT/bench-sdpa.json" >> "$OUT/bench.log" 2>&1
+echo "bench_sdpa exit code $?" >> "$OUT/bench.log"
+log "per-kernel times (ncu, one forward+backward)"
+IFS=';' read -ra ncu_cases <<< "${NCU_CASES:-path 4x4096x16x64;path 4x4096x8x128;nope 4x4096x16x64;sba 4x4096x16x64}"
+for args in "${ncu_cases[@]}"; do
+  set -- $args
+  echo "--- $1 $2"
+  timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
+    ./build/pathbench bench-attention --encodings "$1" --shapes "$2" --warmup 0 --repeats 1 --sets 1 \
+    --out /tmp/ncu.json 2>&1 | grep -E "kernel|gpu__time_duration" |
+    sed -E 's/void pathbench::cuda::([a-z]+::)?\(anonymous namespace\)::|\(pathbench::.*|\(const .*//g' | cut -c1-140 | head -30
+done > "$OUT/ncu.log" 2>&1
+cat "$OUT/bench.log" "$OUT/ncu.log"

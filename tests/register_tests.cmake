@@ -1,8 +1,11 @@
-# Registers the Catch2 test cases with CTest: one CTest test per Catch2 test case where Catch2's
-# CMake module is installed, otherwise the whole binary as one test. GPU tests carry the tag
+# Registers the Catch2 test cases with CTest: one CTest test per Catch2 test case where the Catch2
+# v2 headers in use come with their CMake module (Debian's package), otherwise the whole binary as
+# one test (staged headers: another Catch2's module would not understand a v2 binary). GPU tests carry the tag
 # [cuda]; they are registered under the label `cuda` and report "skipped" (exit code 77) when no
 # GPU is present.
-find_file(CATCH2_CMAKE_MODULE Catch.cmake HINTS /usr/lib/cmake/Catch2 ${PATHBENCH_DEPS_DIR}/cmake NO_DEFAULT_PATH)
+if(CATCH2_INCLUDE STREQUAL "/usr/include")
+  find_file(CATCH2_CMAKE_MODULE Catch.cmake HINTS /usr/lib/cmake/Catch2 NO_DEFAULT_PATH)
+endif()
 if(CATCH2_CMAKE_MODULE)
   include(${CATCH2_CMAKE_MODULE})
   catch_discover_tests(pathbench_tests TEST_SPEC "~[cuda]" PROPERTIES LABELS cpu)

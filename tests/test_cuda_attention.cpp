@@ -173,10 +173,12 @@ void check_rope(const Shape& sh, bool inverse, uint64_t seed) {
   const Host x = random_values<S>(n, rng);
   Host ref = x;
   rope_rotate(ref.data(), sh.bh, sh.T, sh.D, 500.0, inverse, 3);
-  DeviceArray<S> dx(n);
+  DeviceArray<S> dx(n), copy(n);
   dx.upload(x);
+  cuda::rope_rotate_copy<S>(dx.get(), copy.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3, nullptr);
   cuda::rope_rotate(dx.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3, nullptr);
-  CHECK_CLOSE("rotated", dx.download(), ref);
+  CHECK_CLOSE("rotated copy", copy.download(), ref);
+  CHECK_CLOSE("rotated in place", dx.download(), ref);
 }
 
 // ---- stick-breaking ---------------------------------------------------------------------------------

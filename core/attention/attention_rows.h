@@ -36,6 +36,16 @@ void gate_bias_backward(const Matrix<T>& ds, T* dc, int64_t r0, T gate_scale) {
   }
 }
 
+// Weights below min_normal/ε (≈ 1e-31 in float, 1e-292 in double; the largest weight is 1) become
+// exactly 0. Subnormal operands, and the subnormal products that tiny weights make, slow the
+// matrix products that follow several times over; no sum can notice weights this small.
+template <typename T>
+void flush_negligible(Matrix<T>& p) {
+  const T tiny = std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon();
+  T* data = p.data();
+  for (Eigen::Index n = 0; n < p.size(); ++n) data[n] = data[n] < tiny ? T(0) : data[n];
+}
+
 // Logits → probabilities in place; lse[i] = log Σ_j exp(s_ij).
 template <typename T>
 void softmax_rows(Matrix<T>& s, T* lse) {
@@ -47,12 +57,14 @@ void softmax_rows(Matrix<T>& s, T* lse) {
     row /= sum;
     lse[i] = mx + std::log(sum);
   }
+  flush_negligible(s);
 }
 
 // Logits → probabilities in place from the saved log-sum-exp.
 template <typename T>
 void probabilities_from_lse(Matrix<T>& s, const T* lse) {
   for (int64_t i = 0; i < s.rows(); ++i) s.row(i) = (s.row(i).array() - lse[i]).exp();
+  flush_negligible(s);
 }
 
 // Softmax backward for one block: p holds the probabilities [rows, cols]; dout/out are the block's

@@ -52,14 +52,4 @@ struct OnlineSoftmax {
   }
 };
 
-// Writes the two row values of this thread's quad (rows g and g+8 of the warp's 16) to out, for
-// rows below `valid`; one thread per quad writes.
-__device__ __forceinline__ void store_row_pair(float* out, const float (&v)[2], int valid) {
-  const int g = lane_id() / 4;
-  if (lane_id() % 4 == 0) {
-    if (g < valid) out[g] = v[0];
-    if (g + 8 < valid) out[g + 8] = v[1];
-  }
-}
-
 }  // namespace pathbench::cuda::tiles

@@ -41,7 +41,7 @@ struct SmemCarver {
   unsigned char* base;
   size_t offset = 0;
   template <typename T>
-  __host__ __device__ T* take(size_t count) {
+  __host__ __device__ constexpr T* take(size_t count) {
     offset = (offset + 15) / 16 * 16;
     T* p = base ? reinterpret_cast<T*>(base + offset) : nullptr;
     offset += count * sizeof(T);
@@ -85,13 +85,13 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // Starts copying rows 0..ROWS−1 (each COLS elements, global row stride ld) into a padded shared tile;
 // rows at or past `valid` are filled with zeros. The whole block calls it; commit/wait separately.
-template <typename S, int ROWS, int COLS>
+template <typename S, int ROWS, int COLS, int NTHREADS = kThreads>
 __device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t ld, int valid) {
   constexpr int kPer = int(16 / sizeof(S));
   constexpr int kGranules = COLS / kPer;
   constexpr int kStride = stride_of<S>(COLS);
   const int last = valid > 0 ? valid - 1 : 0;
-  for (int i = int(threadIdx.x); i < ROWS * kGranules; i += kThreads) {
+  for (int i = int(threadIdx.x); i < ROWS * kGranules; i += NTHREADS) {
     const int r = i / kGranules, c = (i % kGranules) * kPer;
     const S* src = gmem + int64_t(r < valid ? r : last) * ld + c;
     cp_async16(smem + r * kStride + c, src, r < valid ? 16 : 0);
@@ -99,8 +99,9 @@ __device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t 
 }
 
 // Copies `n` per-row fp32 values (rows past `valid` get `fill`) with plain loads.
+template <int NTHREADS = kThreads>
 __device__ __forceinline__ void load_row_values(float* smem, const float* gmem, int n, int valid, float fill) {
-  for (int i = int(threadIdx.x); i < n; i += kThreads) smem[i] = i < valid ? gmem[i] : fill;
+  for (int i = int(threadIdx.x); i < n; i += NTHREADS) smem[i] = i < valid ? gmem[i] : fill;
 }
 
 // ---- A operands: one 16 × 16 slice --------------------------------------------------------------
@@ -299,18 +300,22 @@ __device__ __forceinline__ void store_acc(const float (&acc)[NT][4], S* dst, int
     if (g + 8 < valid) store_pair(dst + (g + 8) * ld + 8 * n + 2 * t, mul * acc[n][2], mul * acc[n][3]);
   }
 }
-// Atomically adds mul·acc into an fp32 global tile (row stride ld); rows at or past `valid` skipped.
+// Atomically adds mul·acc into an fp32 global tile (row stride ld, a multiple of 4; 16-byte aligned
+// rows); rows at or past `valid` skipped. Neighbouring threads swap halves first so that each
+// thread adds 4 contiguous values with one vector atomic (half the atomic operations of pairs).
 template <int NT>
 __device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], float* dst, int64_t ld, int valid = 16,
                                                float mul = 1.f) {
   const int g = lane_id() / 4, t = lane_id() % 4;
+  const bool odd = t & 1;  // even t: row g, columns 2t … 2t+3; odd t: row g+8, columns 2t−2 … 2t+1
+  const int row = odd ? g + 8 : g, col = 2 * (t & ~1);
 #pragma unroll
   for (int n = 0; n < NT; ++n) {
-    if (g < valid)
-      atomicAdd(reinterpret_cast<float2*>(dst + g * ld + 8 * n + 2 * t), make_float2(mul * acc[n][0], mul * acc[n][1]));
-    if (g + 8 < valid)
-      atomicAdd(reinterpret_cast<float2*>(dst + (g + 8) * ld + 8 * n + 2 * t),
-                make_float2(mul * acc[n][2], mul * acc[n][3]));
+    const float r0 = __shfl_xor_sync(kFullMask, odd ? acc[n][0] : acc[n][2], 1);
+    const float r1 = __shfl_xor_sync(kFullMask, odd ? acc[n][1] : acc[n][3], 1);
+    const float4 v = odd ? make_float4(mul * r0, mul * r1, mul * acc[n][2], mul * acc[n][3])
+                         : make_float4(mul * acc[n][0], mul * acc[n][1], mul * r0, mul * r1);
+    if (row < valid) atomicAdd(reinterpret_cast<float4*>(dst + row * ld + 8 * n + col), v);
   }
 }
 
@@ -322,6 +327,16 @@ __device__ __forceinline__ float quad_sum(float x) {
 __device__ __forceinline__ float quad_max(float x) {
   x = fmaxf(x, __shfl_xor_sync(kFullMask, x, 1));
   return fmaxf(x, __shfl_xor_sync(kFullMask, x, 2));
+}
+
+// Writes the two row values of this thread's quad (rows g and g+8 of the warp's 16) to out, for
+// rows below `valid`; one thread per quad writes.
+__device__ __forceinline__ void store_row_pair(float* out, const float (&v)[2], int valid) {
+  const int g = lane_id() / 4;
+  if (lane_id() % 4 == 0) {
+    if (g < valid) out[g] = v[0];
+    if (g + 8 < valid) out[g + 8] = v[1];
+  }
 }
 
 // Column index (within the 8·NT columns) of accumulator element e of tile n, and its row (0..15).
@@ -344,28 +359,34 @@ void with_head_dim(int64_t head_dim, F&& f) {
   }
 }
 
-// Launches kernel<<<grid, block, smem, stream>>>(args...), raising its dynamic shared-memory limit
+// Launches kernel<<<grid, threads, smem, stream>>>(args...), raising its dynamic shared-memory limit
 // first when it needs more than the default 48 KB, and checks the launch.
 template <typename... KArgs, typename... Args>
-void launch_kernel(void (*kernel)(KArgs...), dim3 grid, size_t smem, cudaStream_t stream, const char* name,
-                   Args&&... args) {
+void launch_kernel_threads(void (*kernel)(KArgs...), dim3 grid, int threads, size_t smem, cudaStream_t stream,
+                           const char* name, Args&&... args) {
   if (smem > 48 * 1024)
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), name);
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
-  kernel<<<grid, tiles::kThreads, smem, stream>>>(std::forward<Args>(args)...);
+  kernel<<<grid, threads, smem, stream>>>(std::forward<Args>(args)...);
   check_launch(name);
+}
+// The same with the usual 4 warps per block.
+template <typename... KArgs, typename... Args>
+void launch_kernel(void (*kernel)(KArgs...), dim3 grid, size_t smem, cudaStream_t stream, const char* name,
+                   Args&&... args) {
+  launch_kernel_threads(kernel, grid, tiles::kThreads, smem, stream, name, std::forward<Args>(args)...);
 }
 
 // How many blocks of `kernel` (with `smem` bytes of dynamic shared memory) the device keeps resident
 // at once: blocks per multiprocessor × multiprocessors, at least 1.
 template <typename... KArgs>
-int resident_blocks(void (*kernel)(KArgs...), size_t smem, const char* name) {
+int resident_blocks(void (*kernel)(KArgs...), int threads, size_t smem, const char* name) {
   if (smem > 48 * 1024)
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), name);
   int device = 0, sms = 0, per_sm = 0;
   check_cuda(cudaGetDevice(&device), name);
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), name);
-  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, tiles::kThreads, smem), name);
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem), name);
   return per_sm * sms > 0 ? per_sm * sms : 1;
 }
 

@@ -105,8 +105,8 @@ const T* ForgetGate<T>::forward(ParameterSet<T>& params, const T* x, const Atten
 template <typename T>
 void ForgetGate<T>::backward(ParameterSet<T>& params, const T* x, const AttentionDims& d, T* d_cum, T* dx) {
   cumulative_sum_backward(d_cum, d_cum, d.batch * d.heads, d.length);
-  std::vector<T> d_pre(pre_.size());
-  forget_gate_log_backward(x, params.value(weight_), pre_.data(), d_cum, d_pre.data(), params.grad(weight_),
+  d_pre_.resize(pre_.size());
+  forget_gate_log_backward(x, params.value(weight_), pre_.data(), d_cum, d_pre_.data(), params.grad(weight_),
                            params.grad(bias_), dx, d.batch, d.length, d.heads, d.width);
 }
 

@@ -56,8 +56,9 @@ class ForgetGate {
   typename ParameterSet<T>::Id weight_, bias_;
   double init_std_, bias_init_;
   T gate_scale_;
-  std::vector<T> pre_;  // [B, T, H] pre-activations
-  std::vector<T> cum_;  // [B, H, T] cumulative log gates
+  std::vector<T> pre_;    // [B, T, H] pre-activations
+  std::vector<T> d_pre_;  // [B, T, H] backward scratch
+  std::vector<T> cum_;    // [B, H, T] cumulative log gates
 };
 
 }  // namespace pathbench

@@ -65,15 +65,19 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
-  // X_ij = δ_ij β_j − β_i Σ_{j≤l<i} G_il X_lj.
+  // X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later row's sum
+  // takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
   if (threadIdx.x < kChunk) {
     const int j = int(threadIdx.x);
-    for (int i = 0; i < j; ++i) sm.x[i * ldf + j] = 0.f;
-    sm.x[j * ldf + j] = sm.beta[j];
-    for (int i = j + 1; i < kChunk; ++i) {
-      float s = 0.f;
-      for (int l = j; l < i; ++l) s = fmaf(sm.g[i * ldf + l], sm.x[l * ldf + j], s);
-      sm.x[i * ldf + j] = -sm.beta[i] * s;
+    float acc[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) acc[i] = 0.f;
+#pragma unroll
+    for (int l = 0; l < kChunk; ++l) {
+      const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * acc[l]);
+      sm.x[l * ldf + j] = x;
+#pragma unroll
+      for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
     }
   }
   __syncthreads();
@@ -285,15 +289,15 @@ void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>&
 
 template <typename S>
 size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
-  return PathWorkspace<S>::carve(nullptr, a, false, 0).bytes;
+  return PathWorkspace<S>::carve(nullptr, a, false, 0, 1).bytes;
 }
 
 template <typename S>
 void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream) {
   check_path_args(a, "path_attention_forward (cuda)");
-  const auto layout = PathWorkspace<S>::carve(nullptr, a, false, 0);
+  const auto layout = PathWorkspace<S>::carve(nullptr, a, false, 0, 1);
   check_workspace(ws, layout.bytes, "path_attention_forward (cuda)");
-  const auto w = PathWorkspace<S>::carve(ws.data, a, false, 0);
+  const auto w = PathWorkspace<S>::carve(ws.data, a, false, 0, 1);
   launch_path_prep(a, w, false, stream);
   const dim3 grid(unsigned(w.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {

@@ -20,83 +20,110 @@ using namespace tiles;
 
 // ---- cross-chunk scan ----------------------------------------------------------------------------
 
-template <typename S, int D>
+// Key chunks per block of the cross scan (4 warps each). Two (8 warps, half the dQ̂ and dP atomic
+// traffic per unit of work) measured faster at D = 128 (9.7 against 11.4 ms, 4·4096·8·128) and slower
+// at D = 64 (9.5 against 9.1 ms, 4·4096·16·64), so two only at D = 128 and where they fit in shared
+// memory. PATHBENCH_PATH_CROSS_GROUP caps it.
+#ifndef PATHBENCH_PATH_CROSS_GROUP
+#define PATHBENCH_PATH_CROSS_GROUP 2
+#endif
+
+template <typename S, int D, int G>
 struct CrossSmem {
   static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
-  S *v, *kt, *qh, *dout, *w, *y, *r, *ds;
+  S *v, *kt, *qh, *dout, *w, *y, *r, *ds;  // v, kt, r, ds: the group's 64·G keys; the rest: one query chunk
   float *lse, *delta, *gq, *gk;
   size_t bytes;
-  __host__ __device__ explicit CrossSmem(unsigned char* base) {
+  __host__ __device__ constexpr explicit CrossSmem(unsigned char* base) {
     SmemCarver c{base};
-    v = c.take<S>(tile_elems<S>(kChunk, D));
-    kt = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    v = c.take<S>(tile_elems<S>(kChunk * G, D));
+    kt = c.take<S>(staged_bytes<S>(kChunk * G, D) / sizeof(S));
     qh = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     dout = c.take<S>(tile_elems<S>(kChunk, D));
     w = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
-    r = c.take<S>(tile_elems<S>(kChunk, D));
-    ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    r = c.take<S>(tile_elems<S>(kChunk * G, D));
+    ds = c.take<S>(tile_elems<S>(kChunk * G, kChunk));
     lse = c.take<float>(kChunk);
     delta = c.take<float>(kChunk);
     gq = c.take<float>(kChunk);
-    gk = c.take<float>(kChunk);
+    gk = c.take<float>(kChunk * G);
     bytes = c.offset;
   }
 };
 
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads)
+constexpr int cross_group() {
+  return PATHBENCH_PATH_CROSS_GROUP >= 2 && D >= 128 && CrossSmem<S, D, 2>(nullptr).bytes <= 227 * 1024 ? 2 : 1;
+}
+
+template <typename S, int D, int G>
+__global__ void __launch_bounds__(kThreads* G)
     path_cross_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse) {
-  constexpr int NTD = D / 8, KTD = D / 16;
-  using Sm = CrossSmem<S, D>;
+  constexpr int NTD = D / 8, KTD = D / 16, NTHR = kThreads * G, KEYS = kChunk * G;
+  // dQ̂ of a query chunk (64 × D): 4 row tiles; the G warp groups split D when each part keeps ≥ 16 columns.
+  constexpr int kQCols = D / G >= 16 ? D / G : D, kQSplit = D / kQCols;
+  using Sm = CrossSmem<S, D, G>;
   constexpr int ld = Sm::ld, lds = Sm::lds;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int T = int(a.length), nch = int(ws.chunks), r0 = 16 * warp_id();
-  const int64_t items = a.batch_heads * nch;
-  S* states = ws.states + int64_t(blockIdx.x) * ws.padded * D;  // [chunks·64, D] this block's key states
+  const int T = int(a.length), nch = int(ws.chunks), wp = warp_id(), r0 = 16 * wp, rl = 16 * (wp % kWarps);
+  const int64_t groups = (nch + G - 1) / G, items = a.batch_heads * groups;
+  S* states = ws.states + int64_t(blockIdx.x) * ws.padded * G * D;  // per chunk b: [64·G, D] key states
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int c = int(item / a.batch_heads), k0 = c * kChunk;
+    const int c_first = int(item / a.batch_heads) * G, c = c_first + wp / kWarps;  // this warp's key chunk
     const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded;
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
 
-    // Keys moved rightwards: K̃ of chunk b is K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ; P_bᵀ = I − Wᵀ Xᵀ W.
+    // Keys moved rightwards: K̃ of chunk b is K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ, P_bᵀ = I − Wᵀ Xᵀ W (zero rows
+    // while b ≤ c: the key chunk is not visible to query chunk b through the cross scan).
     float kt[NTD][4];
-    load_acc(kt, ws.kh + (pbase + k0 + r0) * D, D);
-    for (int b = c + 1; b < nch; ++b) {
-      store_acc(kt, states + (int64_t(b) * kChunk + r0) * D, D);
+    zero(kt);
+    if (c < nch) load_acc(kt, ws.kh + (pbase + c * kChunk + rl) * D, D);
+    for (int b = c_first + 1; b < nch; ++b) {
+      if (b > c) {
+        store_acc(kt, states + (int64_t(b) * KEYS + r0) * D, D);
+      } else {
+        float zeros[NTD][4];
+        zero(zeros);
+        store_acc(zeros, states + (int64_t(b) * KEYS + r0) * D, D);
+      }
       if (b == nch - 1) break;
-      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
-      const TileRef<S> yp = workspace_tile<S, kChunk, D>(sm.y, ws.yp + (pbase + b * kChunk) * D);
+      load_tile_async<S, kChunk, D, NTHR>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
+      const TileRef<S> yp = workspace_tile<S, kChunk, D, NTHR>(sm.y, ws.yp + (pbase + b * kChunk) * D);
       cp_async_commit();
       cp_async_wait<0>();
       __syncthreads();
-      float t[8][4];
-      zero(t);
-      mma_acc<BLayout::NK>(t, kt, sm.w, ld);
-      mma_acc<BLayout::KN>(kt, t, yp.p, yp.ld, -1.f);
+      if (b > c) {
+        float t[8][4];
+        zero(t);
+        mma_acc<BLayout::NK>(t, kt, sm.w, ld);
+        mma_acc<BLayout::KN>(kt, t, yp.p, yp.ld, -1.f);
+      }
       __syncthreads();
     }
     __threadfence();
     __syncthreads();  // every warp's states are stored before any thread copies them back
 
     // Walk back over the query chunks.
-    load_tile_async<S, kChunk, D>(sm.v, a.v + (base + k0) * D, D, T - k0);
-    load_row_values(sm.gk, gate ? gate + k0 : nullptr, kChunk, gate ? T - k0 : 0, 0.f);
+    load_tile_async<S, KEYS, D, NTHR>(sm.v, a.v + (base + c_first * kChunk) * D, D, T - c_first * kChunk);
+    load_row_values<NTHR>(sm.gk, gate ? gate + c_first * kChunk : nullptr, KEYS, gate ? T - c_first * kChunk : 0,
+                          0.f);
     float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
     zero(r);
     zero(dv);
-    for (int b = nch - 1; b > c; --b) {
+    for (int b = nch - 1; b > c_first; --b) {
       const int b0 = b * kChunk;
-      const TileRef<S> ktile = workspace_tile<S, kChunk, D>(sm.kt, states + int64_t(b0) * D);
-      const TileRef<S> qh = workspace_tile<S, kChunk, D>(sm.qh, ws.qh + (pbase + b0) * D);
-      const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + (pbase + b0) * D);
-      load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, T - b0);
-      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, T - b0);
+      const bool active = b > c;  // warp-uniform
+      const TileRef<S> ktile = workspace_tile<S, KEYS, D, NTHR>(sm.kt, states + int64_t(b) * KEYS * D);
+      const TileRef<S> qh = workspace_tile<S, kChunk, D, NTHR>(sm.qh, ws.qh + (pbase + b0) * D);
+      const TileRef<S> y = workspace_tile<S, kChunk, D, NTHR>(sm.y, ws.y + (pbase + b0) * D);
+      load_tile_async<S, kChunk, D, NTHR>(sm.dout, d_o + (base + b0) * D, D, T - b0);
+      load_tile_async<S, kChunk, D, NTHR>(sm.w, a.w + (base + b0) * D, D, T - b0);
       cp_async_commit();
-      for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
+      for (int i = int(threadIdx.x); i < kChunk; i += NTHR) {
         const bool in = b0 + i < T;
         sm.lse[i] = in ? lse[base + b0 + i] * kLog2e : 0.f;
         sm.delta[i] = in ? ws.delta[base + b0 + i] : 0.f;
@@ -108,51 +135,59 @@ __global__ void __launch_bounds__(kThreads)
       float p[8][4], ds[8][4];
       zero(p);
       zero(ds);
-      mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
-      mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.v + r0 * ld, ld, sm.dout, ld);
+      if (active) {
+        mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
+        mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.v + r0 * ld, ld, sm.dout, ld);
 #pragma unroll
-      for (int n = 0; n < 8; ++n)
+        for (int n = 0; n < 8; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int il = acc_col(n, e), jl = r0 + acc_row(e);
-          float x = p[n][e] * scale2 - sm.lse[il];
-          if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
-          const float pv = b0 + il < T ? exp2f(x) : 0.f;
-          p[n][e] = pv;
-          ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
-          col_sum[e >> 1] += ds[n][e];
-        }
-      mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
-      const bool later = b < nch - 1;  // R holds dK̃ of chunk b+1
-      if (later) {
-        store_acc(r, sm.r + r0 * ld, ld);
-        float t[8][4];  // R P_b = R − (R Wᵀ) X W
-        zero(t);
-        mma_acc<BLayout::NK>(t, r, sm.w, ld);
-        mma_acc<BLayout::KN>(r, t, y.p, y.ld, -1.f);
+          for (int e = 0; e < 4; ++e) {
+            const int il = acc_col(n, e), jl = r0 + acc_row(e);
+            float x = p[n][e] * scale2 - sm.lse[il];
+            if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
+            const float pv = b0 + il < T ? exp2f(x) : 0.f;
+            p[n][e] = pv;
+            ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
+            col_sum[e >> 1] += ds[n][e];
+          }
+        mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
       }
-      mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
+      const bool later = b < nch - 1;  // R holds dK̃ of chunk b+1
+      if (later) store_acc(r, sm.r + r0 * ld, ld);
+      if (active) {
+        if (later) {
+          float t[8][4];  // R P_b = R − (R Wᵀ) X W
+          zero(t);
+          mma_acc<BLayout::NK>(t, r, sm.w, ld);
+          mma_acc<BLayout::KN>(r, t, y.p, y.ld, -1.f);
+        }
+        mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
+      }
       store_acc(ds, sm.ds + r0 * lds, lds);
       __syncthreads();
-      {  // dQ̂_b += s·dS K̃ for queries r0 … r0+15
-        float acc[NTD][4];
+      if (wp / kWarps < kQSplit) {  // dQ̂_b += s·dS K̃ for queries 16·(wp % 4) …, columns of this warp group
+        constexpr int NTQ = kQCols / 8;
+        const int col0 = (wp / kWarps) * kQCols;
+        float acc[NTQ][4];
         zero(acc);
-        mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.ds + r0, lds, ktile.p, ktile.ld);
-        atomic_add_acc(acc, ws.dqh + (pbase + b0 + r0) * D, D, 16, a.scale);
+        mma_ss<BLayout::KN, true, NTQ, KEYS / 16>(acc, sm.ds + rl, lds, ktile.p + col0, ktile.ld);
+        atomic_add_acc(acc, ws.dqh + (pbase + b0 + rl) * D + col0, D, 16, a.scale);
       }
       if (later)  // dP_b += Rᵀ K̃, rows 16·tile … of the D × D matrix
-        for (int tile = warp_id(); tile < D / 16; tile += kWarps) {
+        for (int tile = wp; tile < D / 16; tile += kWarps * G) {
           float acc[NTD][4];
           zero(acc);
-          mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.r + 16 * tile, ld, ktile.p, ktile.ld);
+          mma_ss<BLayout::KN, true, NTD, KEYS / 16>(acc, sm.r + 16 * tile, ld, ktile.p, ktile.ld);
           atomic_add_acc(acc, ws.dpm + ((bh * nch + b) * D + 16 * tile) * D, D);
         }
       __syncthreads();
     }
-    store_acc(r, ws.dkh + (pbase + k0 + r0) * D, D);
-    store_acc(dv, ws.dvc + (pbase + k0 + r0) * D, D);
-    const float dg[2] = {-a.gate_scale * quad_sum(col_sum[0]), -a.gate_scale * quad_sum(col_sum[1])};
-    store_row_pair(ws.dcc + pbase + k0 + r0, dg, 16);
+    if (c < nch) {
+      store_acc(r, ws.dkh + (pbase + c * kChunk + rl) * D, D);
+      store_acc(dv, ws.dvc + (pbase + c * kChunk + rl) * D, D);
+      const float dg[2] = {-a.gate_scale * quad_sum(col_sum[0]), -a.gate_scale * quad_sum(col_sum[1])};
+      store_row_pair(ws.dcc + pbase + c * kChunk + rl, dg, 16);
+    }
     __syncthreads();
   }
 }
@@ -383,13 +418,19 @@ __global__ void __launch_bounds__(kThreads)
   mask_acc(dsl, r0, [](int i, int j) { return j < i; });
   store_acc(dsl, sm.dsl + r0 * lds, lds);
   __syncthreads();
-  // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj.
+  // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj, right-looking from
+  // the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in registers.
   if (threadIdx.x < kChunk) {
     const int j = int(threadIdx.x);
-    for (int i = kChunk - 1; i >= 0; --i) {
-      float s = 0.f;
-      for (int l = i + 1; l < kChunk; ++l) s = fmaf(sm.beta[l] * gram[l * kChunk + i], sm.z[l * ldf + j], s);
-      sm.z[i * ldf + j] -= s;
+    float acc[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) acc[i] = sm.z[i * ldf + j];
+#pragma unroll
+    for (int l = kChunk - 1; l >= 0; --l) {
+      sm.z[l * ldf + j] = acc[l];
+      const float c = sm.beta[l] * acc[l];
+#pragma unroll
+      for (int i = 0; i < l; ++i) acc[i] = fmaf(-gram[l * kChunk + i], c, acc[i]);
     }
   }
   __syncthreads();
@@ -436,14 +477,21 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Blocks of the cross scan (resident at once, at most one per work item) and key chunks per block.
+struct CrossGrid {
+  int blocks = 1, group = 1;
+};
 template <typename S>
-int cross_blocks(const PathAttentionCudaArgs<S>& a) {
-  const int64_t items = a.batch_heads * ((a.length + kChunk - 1) / kChunk);
-  int resident = 1;
+CrossGrid cross_grid(const PathAttentionCudaArgs<S>& a) {
+  CrossGrid g;
   with_head_dim(a.head_dim, [&]<int D>() {
-    resident = resident_blocks(path_cross_kernel<S, D>, CrossSmem<S, D>(nullptr).bytes, "path_cross_kernel");
+    constexpr int G = cross_group<S, D>();
+    const int64_t items = a.batch_heads * (((a.length + kChunk - 1) / kChunk + G - 1) / G);
+    const int resident = resident_blocks(path_cross_kernel<S, D, G>, kThreads * G, CrossSmem<S, D, G>(nullptr).bytes,
+                                         "path_cross_kernel");
+    g = {int(std::min<int64_t>(items, resident)), G};
   });
-  return int(std::min<int64_t>(items, resident));
+  return g;
 }
 
 }  // namespace
@@ -451,7 +499,8 @@ int cross_blocks(const PathAttentionCudaArgs<S>& a) {
 template <typename S>
 size_t path_attention_backward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "path_attention_backward (cuda)");
-  return PathWorkspace<S>::carve(nullptr, a, true, cross_blocks(a)).bytes;
+  const CrossGrid g = cross_grid(a);
+  return PathWorkspace<S>::carve(nullptr, a, true, g.blocks, g.group).bytes;
 }
 
 template <typename S>
@@ -461,9 +510,9 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   const char* fn = "path_attention_backward (cuda)";
   check_attention_shape(a.batch_heads, a.length, a.head_dim, fn);
   if (!a.q || !a.k || !a.v || !a.w || !a.beta) throw Error(std::string(fn) + ": q, k, v, w and beta are required");
-  const int blocks = cross_blocks(a);
-  check_workspace(ws, PathWorkspace<S>::carve(nullptr, a, true, blocks).bytes, fn);
-  const auto w = PathWorkspace<S>::carve(ws.data, a, true, blocks);
+  const CrossGrid g = cross_grid(a);
+  check_workspace(ws, PathWorkspace<S>::carve(nullptr, a, true, g.blocks, g.group).bytes, fn);
+  const auto w = PathWorkspace<S>::carve(ws.data, a, true, g.blocks, g.group);
   launch_path_prep(a, w, true, stream);
   detail::row_dot(d_o, o, w.delta, a.batch_heads * a.length, a.head_dim, stream);
   const int64_t rows = a.batch_heads * w.padded;
@@ -472,8 +521,9 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
   float* d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr;
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(path_cross_kernel<S, D>, dim3(unsigned(blocks)), CrossSmem<S, D>(nullptr).bytes, stream,
-                  "path_cross_kernel", a, w, d_o, lse);
+    constexpr int G = cross_group<S, D>();
+    launch_kernel_threads(path_cross_kernel<S, D, G>, dim3(unsigned(g.blocks)), kThreads * G,
+                          CrossSmem<S, D, G>(nullptr).bytes, stream, "path_cross_kernel", a, w, d_o, lse);
     launch_kernel(path_local_a_kernel<S, D>, chunks, LocalASmem<S, D>(nullptr).bytes, stream, "path_local_a_kernel", a,
                   w, d_o, lse, dq, dv, d_gate);
     launch_kernel(path_local_b_kernel<S, D>, chunks, LocalBSmem<S, D>(nullptr).bytes, stream, "path_local_b_kernel", a,

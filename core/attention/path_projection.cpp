@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <omp.h>
 
 #include "core/model/head_layout.h"
 #include "core/model/init.h"
@@ -18,45 +19,73 @@ namespace {
 // w = a / max(‖a‖, ε): exactly unit unless a vanishes.
 constexpr double kNormEps = 1e-12;
 
+// The convolution weights tap-major: taps[k·C + ch] = conv[ch, k], so the per-row loops below run
+// over contiguous channels.
+template <typename T>
+std::vector<T> conv_taps(const T* conv, int64_t channels) {
+  std::vector<T> taps(kPathConvWidth * channels);
+  for (int64_t ch = 0; ch < channels; ++ch)
+    for (int64_t k = 0; k < kPathConvWidth; ++k) taps[k * channels + ch] = conv[ch * kPathConvWidth + k];
+  return taps;
+}
+
 // Causal depthwise convolution over time: z[b, t, ch] = Σ_k conv[ch, k]·y[b, t − (K−1) + k, ch].
 template <typename T>
 void causal_conv_forward(const T* y, const T* conv, T* z, int64_t batch, int64_t length, int64_t channels) {
+  const std::vector<T> taps = conv_taps(conv, channels);
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = 0; t < length; ++t)
-      for (int64_t ch = 0; ch < channels; ++ch) {
-        T acc = 0;
-        for (int64_t k = 0; k < kPathConvWidth; ++k) {
-          const int64_t src = t - (kPathConvWidth - 1) + k;
-          if (src >= 0) acc += conv[ch * kPathConvWidth + k] * y[(b * length + src) * channels + ch];
-        }
-        z[(b * length + t) * channels + ch] = acc;
+    for (int64_t t = 0; t < length; ++t) {
+      T* z_row = z + (b * length + t) * channels;
+      std::fill(z_row, z_row + channels, T(0));
+      for (int64_t k = 0; k < kPathConvWidth; ++k) {
+        const int64_t src = t - (kPathConvWidth - 1) + k;
+        if (src < 0) continue;
+        const T *y_row = y + (b * length + src) * channels, *tap = taps.data() + k * channels;
+        for (int64_t ch = 0; ch < channels; ++ch) z_row[ch] += tap[ch] * y_row[ch];
       }
+    }
 }
 
-// dy (overwritten) and dconv (accumulated) from dz.
+// dy (overwritten) and dconv (accumulated) from dz. The weight gradient is summed per thread, then
+// added in thread order (deterministic for a given thread count).
 template <typename T>
 void causal_conv_backward(const T* y, const T* conv, const T* dz, T* dy, T* dconv, int64_t batch, int64_t length,
                           int64_t channels) {
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t t = 0; t < length; ++t)
-      for (int64_t ch = 0; ch < channels; ++ch) {
-        T acc = 0;
-        for (int64_t k = 0; k < kPathConvWidth; ++k) {
-          const int64_t dst = t + (kPathConvWidth - 1) - k;
-          if (dst < length) acc += conv[ch * kPathConvWidth + k] * dz[(b * length + dst) * channels + ch];
+  constexpr int64_t kw = kPathConvWidth;
+  const std::vector<T> taps = conv_taps(conv, channels);
+  std::vector<std::vector<T>> partial;  // per thread, tap-major [K, C]
+#pragma omp parallel
+  {
+#pragma omp single
+    partial.assign(omp_get_num_threads(), std::vector<T>(kw * channels, T(0)));
+    T* mine = partial[omp_get_thread_num()].data();
+#pragma omp for collapse(2) schedule(static)
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < length; ++t) {
+        const T* dz_row = dz + (b * length + t) * channels;
+        T* dy_row = dy + (b * length + t) * channels;
+        std::fill(dy_row, dy_row + channels, T(0));
+        for (int64_t k = 0; k < kw; ++k) {
+          const T* tap = taps.data() + k * channels;
+          T* dtap = mine + k * channels;
+          // z[t'] reads y[t] through tap k when t' = t + (K − 1) − k
+          const int64_t dst = t + (kw - 1) - k;
+          if (dst < length) {
+            const T* dz_dst = dz + (b * length + dst) * channels;
+            for (int64_t ch = 0; ch < channels; ++ch) dy_row[ch] += tap[ch] * dz_dst[ch];
+          }
+          const int64_t src = t - (kw - 1) + k;
+          if (src >= 0) {
+            const T* y_src = y + (b * length + src) * channels;
+            for (int64_t ch = 0; ch < channels; ++ch) dtap[ch] += dz_row[ch] * y_src[ch];
+          }
         }
-        dy[(b * length + t) * channels + ch] = acc;
       }
-  for (int64_t ch = 0; ch < channels; ++ch)
-    for (int64_t k = 0; k < kPathConvWidth; ++k) {
-      T acc = 0;
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t t = std::max<int64_t>(0, kPathConvWidth - 1 - k); t < length; ++t)
-          acc += dz[(b * length + t) * channels + ch] * y[(b * length + t - (kPathConvWidth - 1) + k) * channels + ch];
-      dconv[ch * kPathConvWidth + k] += acc;
-    }
+  }
+  for (const auto& part : partial)
+    for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t k = 0; k < kw; ++k) dconv[ch * kw + k] += part[k * channels + ch];
 }
 
 }  // namespace
@@ -135,7 +164,8 @@ void PathProjection<T>::backward(ParameterSet<T>& params, const T* x, const Atte
                                  const T* dbeta, T* dx) {
   const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
   // β = min(2σ(pre), 2 − ε): dpre = dβ·2σ(1 − σ) where not clipped.
-  std::vector<T> dpre(n * d.heads);
+  std::vector<T>& dpre = d_beta_pre_;
+  dpre.resize(n * d.heads);
   const T cap = T(2.0 - beta_clip_eps_);
   T* dbias = params.grad(beta_bias_);
   for (int64_t b = 0; b < d.batch; ++b)
@@ -150,7 +180,9 @@ void PathProjection<T>::backward(ParameterSet<T>& params, const T* x, const Atte
   linear_backward(x, params.value(beta_weight_), dpre.data(), dx, params.grad(beta_weight_), n, d.width, d.heads,
                   true);
   // w = a/‖a‖: da = (dw − w·(w·dw)) / ‖a‖
-  std::vector<T> da(n * hd), dz(n * hd), dy(n * hd), dlow(n * rank_);
+  std::vector<T>&da = d_act_, &dz = d_z_, &dy = d_y_, &dlow = d_low_;
+  for (auto* buf : {&da, &dz, &dy}) buf->resize(n * hd);
+  dlow.resize(n * rank_);
   merge_heads(dw, da.data(), d.batch, d.length, d.heads, d.head_dim);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < n * d.heads; ++r) {

@@ -46,6 +46,9 @@ class PathProjection {
   std::vector<T> w_;          // [B, H, T, D]
   std::vector<T> beta_pre_;   // [N, H] x·u_βᵀ + b_β
   std::vector<T> beta_;       // [B, H, T]
+  std::vector<T> d_beta_pre_;             // [N, H] backward scratch
+  std::vector<T> d_act_, d_z_, d_y_;      // [N, H·D] backward scratch
+  std::vector<T> d_low_;                  // [N, R] backward scratch
 };
 
 }  // namespace pathbench

@@ -13,6 +13,7 @@ template <typename S>
 struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
   int state_blocks = 0;            // resident blocks of the backward scan, each with its own key states
+  int state_group = 1;             // key chunks per block of that scan
   // prep outputs (forward and backward)
   S* qh = nullptr;      // [BH, Tp, D] queries moved to their chunk's start
   S* kh = nullptr;      // [BH, Tp, D] keys moved to their chunk's end
@@ -32,7 +33,7 @@ struct PathWorkspace {
   float* dvc = nullptr;      // [BH, Tp, D] dV from other chunks' queries
   float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
-  S* states = nullptr;       // [state_blocks, chunks, 64, D] key states K̃ of the chunk in flight
+  S* states = nullptr;       // [state_blocks, chunks, 64·state_group, D] key states K̃ of the chunks in flight
   float* dm = nullptr;       // [BH, chunks, 64, 64] dM
   float* dy = nullptr;       // [BH, Tp, D] dY
   float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
@@ -40,7 +41,8 @@ struct PathWorkspace {
   size_t bytes = 0;
 
   // Lays the buffers out over `base` (sizes only when base is null).
-  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks) {
+  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks,
+                             int state_group) {
     PathWorkspace w;
     WorkspaceCarver c(base);
     const int64_t bh = a.batch_heads, d = a.head_dim;
@@ -53,6 +55,7 @@ struct PathWorkspace {
     w.sd = c.take<float>(cc);
     if (backward) {
       w.state_blocks = state_blocks;
+      w.state_group = state_group;
       w.yp = c.take<S>(rows * d);
       w.xs = c.take<S>(cc);
       w.sl = c.take<S>(cc);
@@ -65,7 +68,7 @@ struct PathWorkspace {
       w.dvc = c.take<float>(rows * d);
       w.dcc = c.take<float>(rows);
       w.dpm = c.take<float>(bh * w.chunks * d * d);
-      w.states = c.take<S>(int64_t(state_blocks) * w.padded * d);
+      w.states = c.take<S>(int64_t(state_blocks) * state_group * w.padded * d);
       w.dm = c.take<float>(cc);
       w.dy = c.take<float>(rows * d);
       w.dk_part = c.take<float>(rows * d);
@@ -98,12 +101,12 @@ struct TileRef {
 
 // A whole (padded) workspace tile of ROWS × COLS: staged into `smem` (async; commit/wait by the
 // caller) for bf16, or referenced in place for fp32.
-template <typename S, int ROWS, int COLS>
+template <typename S, int ROWS, int COLS, int NTHREADS = kThreads>
 __device__ __forceinline__ TileRef<S> workspace_tile(S* smem, const S* gmem) {
   if constexpr (kInPlace<S>) {
     return {gmem, COLS};
   } else {
-    load_tile_async<S, ROWS, COLS>(smem, gmem, COLS, ROWS);
+    load_tile_async<S, ROWS, COLS, NTHREADS>(smem, gmem, COLS, ROWS);
     return {smem, stride_of<S>(COLS)};
   }
 }

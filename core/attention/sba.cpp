@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/attention/attention_rows.h"
 #include "core/attention/registry_entry.h"
 #include "core/linalg.h"
-#include "core/ops/scalar_functions.h"
 
 namespace pathbench {
 
@@ -38,6 +38,7 @@ void block_weights(const StickBreakingArgs<T>& a, int64_t slice, int64_t r0, int
     }
   }
   w = w.array().exp();
+  flush_negligible(w);
   for (int64_t i = 0; i < rows; ++i) w.row(i).tail(r1 - r0 - i - 1).setZero();  // keys after the query
 }
 
@@ -69,7 +70,7 @@ void stick_breaking_backward(const StickBreakingArgs<T>& a, const T*, const T* d
   const int64_t len = a.length, d = a.head_dim;
 #pragma omp parallel
   {
-    Matrix<T> z, w, g;  // [rows, r1] logits, weights, then gradients
+    Matrix<T> z, w, g;  // [rows, r1] logits (then σ(z)), weights, then gradients
 #pragma omp for schedule(static)
     for (int64_t slice = 0; slice < a.batch_heads; ++slice) {
       const int64_t off = slice * len * d;
@@ -97,11 +98,12 @@ void stick_breaking_backward(const StickBreakingArgs<T>& a, const T*, const T* d
         // γ_ij = dA_ij·a_ij is the gradient of log a_ij. log a_ij = logσ(z_ij) − Σ_{j<l≤i} softplus(z_il),
         // so dz_il = γ_il·σ(−z_il) − σ(z_il)·Σ_{j<l} γ_ij.
         g.array() *= w.array();
+        z = (T(1) + (-z.array()).exp()).inverse();  // σ(z), vectorized
         for (int64_t i = 0; i < rows; ++i) {
           const int64_t qi = r0 + i;
           T earlier = 0;  // Σ_{j<l} γ_ij
           for (int64_t l = 0; l <= qi; ++l) {
-            const T gamma = g(i, l), sig = sigmoid(z(i, l));
+            const T gamma = g(i, l), sig = z(i, l);
             g(i, l) = gamma * (T(1) - sig) - sig * earlier;
             earlier += gamma;
           }

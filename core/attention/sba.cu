@@ -3,8 +3,11 @@
 // suffix sum across the row (registers and quad shuffles), the keys of blocks already seen from a
 // running carry. Backward rescans the same way (math in sba_cuda.h):
 //   g_ij = a_ij·(dO_i·v_j − r·dO_i·v_i),  dz_ij = g_ij·σ(−z_ij) − σ(z_ij)·Σ_{j'<j} g_ij',
-// with Σ_{j'<j} g_ij' = G_i − Σ_{j'≥j} g_ij' and G_i = Σ_j g_ij = dO_i·(o_i − r·v_i) (r = 1 when the
-// remainder goes to the current token). dq stays in registers; dk, dv are accumulated with atomics.
+// with Σ_{j'<j} g_ij' = G_i − Σ_{j'≥j} g_ij' (r = 1 when the remainder goes to the current token).
+// G_i = Σ_j g_ij comes from a first pass of the same kernel that only sums g with the very
+// arithmetic of the second, so the difference never loses more than fp32 rounding (taking
+// G_i = dO_i·(o_i − r·v_i) from a stored o would not: its products used bf16-rounded weights).
+// dq stays in registers; dk, dv are accumulated with atomics.
 #include "core/attention/attention_tiles.cuh"
 #include "core/attention/sba_cuda.h"
 
@@ -138,10 +141,11 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
 }
 
-// dk_acc, dv_acc: fp32 [BH, T, D], zeroed.
-template <typename S, int D>
-__global__ void __launch_bounds__(kThreads)
-    sba_backward_kernel(StickBreakingCudaArgs<S> a, const S* o, const S* d_o, S* dq, float* dk_acc, float* dv_acc) {
+// kTotals: the first pass, writing G_i to g_rows [BH, T]; otherwise the second, reading them and
+// producing dq and (atomically, into zeroed fp32 dk_acc, dv_acc) dk, dv.
+template <typename S, int D, bool kTotals>
+__global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCudaArgs<S> a, const S* d_o, float* g_rows,
+                                                                 S* dq, float* dk_acc, float* dv_acc) {
   using L = SbaLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::backward_stages;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -170,21 +174,18 @@ __global__ void __launch_bounds__(kThreads)
   issue(0);
   cp_async_commit();
 
-  // Per row: G_i = dO_i·(o_i − r·v_i) and dO_i·v_i, each thread of the quad taking every 4th column.
-  float g_total[2], do_v[2];
+  // Per row: dO_i·v_i (each thread of the quad taking every 4th column) and, in the second pass, G_i.
+  float g_total[2] = {0.f, 0.f}, do_v[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int i = row0 + acc_row(2 * r);
-    float go = 0.f, gv = 0.f;
-    if (i < T)
-      for (int c = lane_id() % 4; c < D; c += 4) {
-        const int64_t off = (base + i) * D + c;
-        const float dov = to_float(d_o[off]);
-        go += dov * to_float(o[off]);
-        gv += dov * to_float(v[int64_t(i) * D + c]);
-      }
+    float gv = 0.f;
+    if (i < T) {
+      for (int c = lane_id() % 4; c < D; c += 4)
+        gv += to_float(d_o[(base + i) * D + c]) * to_float(v[int64_t(i) * D + c]);
+      if (!kTotals) g_total[r] = g_rows[base + i];
+    }
     do_v[r] = quad_sum(gv);
-    g_total[r] = quad_sum(go) - rem * do_v[r];
   }
 
   float carry[2] = {0.f, 0.f}, g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
@@ -240,29 +241,35 @@ __global__ void __launch_bounds__(kThreads)
       }
     g_carry[0] += total[0];
     g_carry[1] += total[1];
-    mma_acc<BLayout::KN>(acc_dq, sp, tk, ld);
-    store_acc(z, sa + 16 * w * lds, lds);
-    store_acc(sp, sdz + 16 * w * lds, lds);
-    __syncthreads();
-    // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO.
-    const int key0 = k0 + 16 * w;
-    {
-      float acc[NTD][4];
-      zero(acc);
-      mma_ss<BLayout::KN, true, NTD, 4>(acc, sdz + 16 * w, lds, sq, ld);
-      atomic_add_acc(acc, dk_acc + (base + key0) * D, D, T - key0, a.scale);
-    }
-    {
-      float acc[NTD][4];
-      zero(acc);
-      mma_ss<BLayout::KN, true, NTD, 4>(acc, sa + 16 * w, lds, sdo, ld);
-      atomic_add_acc(acc, dv_acc + (base + key0) * D, D, T - key0);
+    if constexpr (!kTotals) {  // the first pass only sums g
+      mma_acc<BLayout::KN>(acc_dq, sp, tk, ld);
+      store_acc(z, sa + 16 * w * lds, lds);
+      store_acc(sp, sdz + 16 * w * lds, lds);
+      __syncthreads();
+      // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO.
+      const int key0 = k0 + 16 * w;
+      {
+        float acc[NTD][4];
+        zero(acc);
+        mma_ss<BLayout::KN, true, NTD, 4>(acc, sdz + 16 * w, lds, sq, ld);
+        atomic_add_acc(acc, dk_acc + (base + key0) * D, D, T - key0, a.scale);
+      }
+      {
+        float acc[NTD][4];
+        zero(acc);
+        mma_ss<BLayout::KN, true, NTD, 4>(acc, sa + 16 * w, lds, sdo, ld);
+        atomic_add_acc(acc, dv_acc + (base + key0) * D, D, T - key0);
+      }
     }
     if constexpr (kStages == 1) {
       __syncthreads();
       if (it < qb) issue(it + 1);
       cp_async_commit();
     }
+  }
+  if constexpr (kTotals) {
+    store_row_pair(g_rows + base + row0, g_carry, T - row0);
+    return;
   }
   store_acc(acc_dq, dq + (base + row0) * D, D, T - row0, a.scale);
   if (a.remainder_to_current) {
@@ -276,9 +283,18 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// G_i per row [BH, T]; for bf16 storage also fp32 accumulators for dk and dv ([BH, T, D] each).
+struct SbaWorkspace {
+  float *g_rows, *dk_acc, *dv_acc;  // dk_acc, dv_acc: null for fp32 (dk, dv accumulate in place)
+  size_t bytes;
+};
 template <typename S>
-int64_t accumulator_elems(const StickBreakingCudaArgs<S>& a) {
-  return std::is_same_v<S, float> ? 0 : 2 * a.batch_heads * a.length * a.head_dim;
+SbaWorkspace carve_workspace(void* base, const StickBreakingCudaArgs<S>& a) {
+  WorkspaceCarver c(base);  // 256-byte pieces: the vector atomics need 16-byte alignment
+  const int64_t rows = a.batch_heads * a.length, n = std::is_same_v<S, float> ? 0 : rows * a.head_dim;
+  SbaWorkspace w{c.take<float>(rows), n ? c.take<float>(n) : nullptr, n ? c.take<float>(n) : nullptr, 0};
+  w.bytes = c.bytes();
+  return w;
 }
 
 }  // namespace
@@ -294,7 +310,7 @@ void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_
 
 template <typename S>
 size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a) {
-  return size_t(accumulator_elems(a)) * sizeof(float);
+  return carve_workspace(nullptr, a).bytes;
 }
 
 template <typename S>
@@ -303,21 +319,27 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, cons
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_backward (cuda)");
   check_workspace(ws, stick_breaking_backward_workspace_bytes(a), "stick_breaking_backward (cuda)");
   const int64_t n = a.batch_heads * a.length * a.head_dim;
-  const bool staged = accumulator_elems(a) > 0;
-  float* dk_acc = staged ? static_cast<float*>(ws.data) : reinterpret_cast<float*>(dk);
-  float* dv_acc = staged ? dk_acc + n : reinterpret_cast<float*>(dv);
+  constexpr bool staged = !std::is_same_v<S, float>;
+  const SbaWorkspace w = carve_workspace(ws.data, a);
+  float* g_rows = w.g_rows;
+  float* dk_acc = staged ? w.dk_acc : reinterpret_cast<float*>(dk);
+  float* dv_acc = staged ? w.dv_acc : reinterpret_cast<float*>(dv);
   check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
   check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     using L = SbaLayout<S, D>;
-    launch_kernel(sba_backward_kernel<S, D>, grid, L::backward_bytes(L::backward_stages), stream,
-                  "sba_backward_kernel", a, o, d_o, dq, dk_acc, dv_acc);
+    const size_t smem = L::backward_bytes(L::backward_stages);
+    launch_kernel(sba_backward_kernel<S, D, true>, grid, smem, stream, "sba_backward_kernel (totals)", a, d_o, g_rows,
+                  dq, dk_acc, dv_acc);
+    launch_kernel(sba_backward_kernel<S, D, false>, grid, smem, stream, "sba_backward_kernel", a, d_o, g_rows, dq,
+                  dk_acc, dv_acc);
   });
   if (staged) {
     detail::convert_from_float(dk_acc, dk, n, stream);
     detail::convert_from_float(dv_acc, dv, n, stream);
   }
+  (void)o;  // the weights are recomputed; o is part of the interface (as on the CPU)
 }
 
 #define PATHBENCH_INSTANTIATE(S)                                                                                    \

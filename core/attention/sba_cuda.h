@@ -27,7 +27,8 @@ void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_
 template <typename S>
 size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a);
 
-// dq, dk, dv: [BH, T, D] (overwritten).
+// dq, dk, dv: [BH, T, D] (overwritten). The weights are recomputed; o is not read (it is part of the
+// interface, as on the CPU).
 template <typename S>
 void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, const S* d_o, S* dq, S* dk, S* dv,
                              Workspace ws, cudaStream_t stream);

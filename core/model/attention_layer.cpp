@@ -68,6 +68,28 @@ void AttentionLayer<T>::backward(ParameterSet<T>& params, const T* dy, T* dx) {
   }
 }
 
+template <typename T>
+std::unique_ptr<DecodeCache> AttentionLayer<T>::start_decode(int64_t batch) const {
+  AttentionDims dims = dims_;
+  dims.batch = batch;
+  dims.length = 0;
+  return encoding_->start_decode(dims);
+}
+
+template <typename T>
+void AttentionLayer<T>::decode_step(ParameterSet<T>& params, DecodeCache& cache, const T* x, T* y, int64_t batch) {
+  AttentionDims dims = dims_;
+  dims.batch = batch;
+  const int64_t c = dims.width, hd = dims.heads * dims.head_dim;
+  // With one token per sequence, [B, H·D] is already the per-head layout [B, H, D].
+  std::vector<T> q(batch * hd), k(batch * hd), v(batch * hd), o(batch * hd);
+  linear_forward(x, params.value(wq_), q.data(), batch, c, hd);
+  linear_forward(x, params.value(wk_), k.data(), batch, c, hd);
+  linear_forward(x, params.value(wv_), v.data(), batch, c, hd);
+  encoding_->decode_step(params, cache, DecodeInputs<T>{dims, x, q.data(), k.data(), v.data()}, o.data());
+  linear_forward(o.data(), params.value(wo_), y, batch, hd, c);
+}
+
 template class AttentionLayer<float>;
 template class AttentionLayer<double>;
 

@@ -23,6 +23,11 @@ class AttentionLayer {
 
   PositionEncoding<T>& encoding() { return *encoding_; }
 
+  // Incremental decoding of `batch` sequences (PositionEncoding::start_decode): each step takes the
+  // newest token's normalized input x [B, C] and writes the block's output y [B, C].
+  std::unique_ptr<DecodeCache> start_decode(int64_t batch) const;
+  void decode_step(ParameterSet<T>& params, DecodeCache& cache, const T* x, T* y, int64_t batch);
+
  private:
   AttentionDims dims_;
   typename ParameterSet<T>::Id wq_, wk_, wv_, wo_;  // each [H·D, C] or [C, H·D] (PyTorch layout)

@@ -121,6 +121,36 @@ void Transformer<T>::backward() {
   embedding_backward(tokens_.data(), d_x_.data(), params_.grad(embedding_), n, c);
 }
 
+template <typename T>
+typename Transformer<T>::DecodeState Transformer<T>::start_decode(int64_t batch) const {
+  DecodeState state;
+  state.batch = batch;
+  for (const Block& b : blocks_) state.layers.push_back(b.attn->start_decode(batch));
+  return state;
+}
+
+template <typename T>
+void Transformer<T>::decode_step(DecodeState& state, const int32_t* tokens, T* logits) {
+  const int64_t n = state.batch, c = config_.d_model, v = config_.vocab_size;
+  for (int64_t i = 0; i < n; ++i)
+    if (tokens[i] < 0 || tokens[i] >= v)
+      throw Error(fmt::format("token {} of sequence {} is outside the vocabulary of size {}", tokens[i], i, v));
+  const T eps = T(config_.norm_eps);
+  std::vector<T> x(n * c), xn(n * c), y(n * c), rstd(n);  // [B, C] residual, normed, block output
+  embedding_forward(tokens, params_.value(embedding_), x.data(), n, c);
+  for (size_t l = 0; l < blocks_.size(); ++l) {
+    Block& b = blocks_[l];
+    rmsnorm_forward(x.data(), params_.value(b.norm1), xn.data(), rstd.data(), n, c, eps);
+    b.attn->decode_step(params_, *state.layers[l], xn.data(), y.data(), n);
+    for (int64_t i = 0; i < n * c; ++i) x[i] += y[i];
+    rmsnorm_forward(x.data(), params_.value(b.norm2), xn.data(), rstd.data(), n, c, eps);
+    b.mlp->forward(params_, xn.data(), y.data(), n);
+    for (int64_t i = 0; i < n * c; ++i) x[i] += y[i];
+  }
+  rmsnorm_forward(x.data(), params_.value(final_norm_), xn.data(), rstd.data(), n, c, eps);
+  linear_forward(xn.data(), params_.value(head_), logits, n, c, v);
+}
+
 template class Transformer<float>;
 template class Transformer<double>;
 

@@ -34,6 +34,17 @@ class Transformer {
   // Accumulates d(loss)/d(parameters) of the last loss() into params().grads().
   void backward();
 
+  // Incremental decoding of `batch` sequences, one token per sequence per step. Each step's logits
+  // equal forward()'s logits at that position over the whole prefix; encodings with an exact
+  // incremental cache (PaTH) pay O(prefix) per step, the others rerun their attention.
+  struct DecodeState {
+    int64_t batch = 0;
+    std::vector<std::unique_ptr<DecodeCache>> layers;
+  };
+  DecodeState start_decode(int64_t batch) const;
+  // tokens: [B] the next token of each sequence; logits: [B, V].
+  void decode_step(DecodeState& state, const int32_t* tokens, T* logits);
+
  private:
   struct Block {
     typename ParameterSet<T>::Id norm1, norm2;  // [C] each

@@ -1,6 +1,8 @@
 // SwiGLU and GELU forward and backward.
 #include "core/ops/activations.h"
 
+#include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
 
 #include "core/ops/scalar_functions.h"
@@ -23,18 +25,42 @@ void swiglu_backward(const T* a, const T* b, const T* dh, T* da, T* db, int64_t 
   }
 }
 
+// SiLU runs over blocks of values with Eigen's vectorized exp. Results go through an aligned
+// temporary: Eigen splits a loop into scalar (std::exp) and vector (its own exp) parts by the
+// destination's alignment, so writing into the caller's buffer directly would make results
+// depend on where the buffer happens to be allocated.
+constexpr int64_t kSiluBlock = 4096;
+
 template <typename T>
 void silu_forward(const T* a, T* h, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < n; ++i) h[i] = a[i] * sigmoid(a[i]);
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+#pragma omp parallel
+  {
+    Array out;
+#pragma omp for schedule(static)
+    for (int64_t start = 0; start < n; start += kSiluBlock) {
+      const int64_t m = std::min(kSiluBlock, n - start);
+      Eigen::Map<const Array> x(a + start, m);
+      out = x / (T(1) + (-x).exp());
+      std::copy_n(out.data(), m, h + start);
+    }
+  }
 }
 
 template <typename T>
 void silu_backward(const T* a, const T* dh, T* da, int64_t n) {
-#pragma omp parallel for simd schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    T s = sigmoid(a[i]);
-    da[i] = dh[i] * s * (T(1) + a[i] * (T(1) - s));
+  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
+#pragma omp parallel
+  {
+    Array s, out;
+#pragma omp for schedule(static)
+    for (int64_t start = 0; start < n; start += kSiluBlock) {
+      const int64_t m = std::min(kSiluBlock, n - start);
+      Eigen::Map<const Array> x(a + start, m), g(dh + start, m);
+      s = T(1) / (T(1) + (-x).exp());
+      out = g * s * (T(1) + x * (T(1) - s));
+      std::copy_n(out.data(), m, da + start);
+    }
   }
 }
 

@@ -1,0 +1,52 @@
+// `pathbench op --op NAME --input IN.safetensors --output OUT.safetensors`: evaluates one attention
+// op (experiments/attention_op.h) and writes its output and input gradients; on any bad input it
+// writes nothing.
+#include <fmt/format.h>
+
+#include "core/io/safetensors.h"
+#include "experiments/attention_op.h"
+#include "experiments/commands.h"
+#include "experiments/file_output.h"
+
+namespace pathbench {
+
+namespace {
+
+struct OpCommandOptions {
+  AttentionOpOptions op;
+  std::string input, output;
+};
+
+void run_op(const OpCommandOptions& o) {
+  const SafetensorsContent input = parse_safetensors(read_file(o.input), o.input);
+  const SafetensorsContent output = evaluate_attention_op(o.op, input, o.input);
+  write_file_atomically(o.output, serialize_safetensors(output));
+  std::vector<std::string> names;
+  for (const auto& [name, t] : output.tensors) names.push_back(name);
+  fmt::print("{}: wrote {} ({})\n", o.op.op, o.output, fmt::join(names, ", "));
+}
+
+}  // namespace
+
+void add_op_command(CLI::App& app) {
+  auto opts = std::make_shared<OpCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "op", "evaluate one attention op on tensors from a safetensors file; write o and every input gradient");
+  cmd->add_option("--op", opts->op.op, "the op: nope, rope, fox, sba, path or path_fox")
+      ->required()
+      ->check(CLI::IsMember(attention_op_names()));
+  cmd->add_option("--input", opts->input,
+                  "safetensors file with q, k, v, do [..., T, D] (+ w [..., T, D], beta [..., T] for path*; "
+                  "g [..., T] log forget gates for fox, path_fox)")
+      ->required();
+  cmd->add_option("--output", opts->output, "safetensors file to write (o, dq, dk, dv, and dw, dbeta, dg)")
+      ->required();
+  cmd->add_option("--scale", opts->op.scale, "logit scale (default 1/sqrt(D))")->check(CLI::PositiveNumber);
+  cmd->add_option("--gate-scale", opts->op.gate_scale, "multiplier of the gate bias c_i − c_j (fox, path_fox)");
+  cmd->add_option("--rope-base", opts->op.rope_base, "rotation base (rope)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--remainder-to-current", opts->op.remainder_to_current,
+                "sba: add the unassigned weight to the current token's value");
+  cmd->callback([opts]() { run_op(*opts); });
+}
+
+}  // namespace pathbench
