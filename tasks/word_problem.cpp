@@ -26,7 +26,8 @@ class WordProblem : public SizedTask {
       : SizedTask("word_problem", o, {"train_min_length", "train_max_length", "eval_splits"}, where),
         group_(FiniteGroup::from_name(o["group"], where)),
         decision_(o["mode"] == "decision"),
-        balanced_(o["balanced"].get<bool>()) {
+        balanced_(o["balanced"].get<bool>()),
+        bos_(o["bos"].get<bool>()) {
     if (group_.order() < 2)
       throw Error(fmt::format("{}: key 'group' has value \"{}\" (the trivial group has no word problem)", where,
                               group_.name()));
@@ -39,6 +40,10 @@ class WordProblem : public SizedTask {
       find_reachable_answers();
     } else {
       for (int g = 0; g < group_.order(); ++g) vocabulary_.symbols.push_back(group_.symbol(g));
+    }
+    if (bos_) {
+      bos_token_ = int32_t(vocabulary_.symbols.size());
+      vocabulary_.symbols.push_back("<bos>");
     }
     probe_eval_splits();
   }
@@ -149,27 +154,32 @@ class WordProblem : public SizedTask {
                             where(), length, kMaxDrawAttempts));
   }
 
+  // With bos, a start token (unscored) precedes the word: without it, a word's repeated first
+  // letters give identical inputs at every position, which no causal model can tell apart.
   Example draw(CounterRng& rng, int64_t length) const override {
     const std::vector<int> word = draw_word(rng, length);
     Example e;
     e.group = length;
+    if (bos_) e.tokens.push_back(bos_token_);
+    const size_t start = e.tokens.size();
     if (decision_) {
       for (int g : word) e.tokens.push_back(generator_token_[g]);
       e.tokens.push_back(query_);
-      e.targets.assign(length + 1, 0);
-      e.targets[length] = product(word, length) == group_.identity() ? query_ + 2 : query_ + 1;
-      e.loss_mask.assign(length + 1, 0);
-      e.loss_mask[length] = 1;
-      e.score_mask = e.loss_mask;
-      return e;
+      e.targets.assign(e.tokens.size(), 0);
+      e.targets.back() = product(word, length) == group_.identity() ? query_ + 2 : query_ + 1;
+      e.loss_mask.assign(e.tokens.size(), 0);
+      e.loss_mask.back() = 1;
+    } else {
+      e.targets.assign(start, 0);
+      int p = group_.identity();
+      for (int g : word) {
+        p = group_.multiply(p, g);
+        e.tokens.push_back(g);
+        e.targets.push_back(p);
+      }
+      e.loss_mask.assign(e.tokens.size(), 1);
+      std::fill(e.loss_mask.begin(), e.loss_mask.begin() + start, 0);
     }
-    int p = group_.identity();
-    for (int g : word) {
-      p = group_.multiply(p, g);
-      e.tokens.push_back(g);
-      e.targets.push_back(p);
-    }
-    e.loss_mask.assign(length, 1);
     e.score_mask = e.loss_mask;
     return e;
   }
@@ -177,6 +187,8 @@ class WordProblem : public SizedTask {
   FiniteGroup group_;
   bool decision_;
   bool balanced_;
+  bool bos_;
+  int32_t bos_token_ = -1;               // "<bos>" when bos_
   std::vector<int> generators_;          // element indices
   std::vector<int32_t> generator_token_; // [order] index in generators_ (decision-mode token), -1 if none
   int32_t query_ = -1;                   // decision mode: "?", followed by "no", "yes"
@@ -196,6 +208,7 @@ TaskInfo word_problem_task() {
            {"generators", OptionType::StringList, json::array(),
             "letters of the words as element symbols or cycles, e.g. [\"(0 1 2)\", \"(0 2 1)\"]; empty: every element"},
            {"balanced", OptionType::Bool, true, "decision mode: half the words equal the identity (where possible)"},
+           {"bos", OptionType::Bool, true, "start every sequence with an unscored <bos> token"},
            {"train_min_length", OptionType::Int, 1, "shortest training word", 1},
            {"train_max_length", OptionType::Int, 32, "longest training word", 1},
            {"eval_splits", OptionType::Object, json{{"in_dist", {8, 16, 32}}, {"longer", {64, 128}}},

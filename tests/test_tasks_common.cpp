@@ -177,7 +177,7 @@ TEST_CASE("metric accumulators score hand-made predictions", "[tasks]") {
     for (uint64_t i = 0; i < 4; ++i) {
       const Example e = task->example("eval", 0, i);
       std::vector<int32_t> p = all_correct(e);
-      if (e.group == 10 && i == 1) p[0] = (p[0] + 1) % 6;
+      if (e.group == 10 && i == 1) p[1] = (p[1] + 1) % 6;  // position 0 is the unscored <bos>
       m->add(e, p);
     }
     const json r = m->result();

@@ -15,23 +15,35 @@ TEST_CASE("word problem tagging labels are prefix products of the permutations",
     INFO(name);
     const FiniteGroup G = FiniteGroup::from_name(name, "test");
     const auto task = make({{"name", "word_problem"}, {"group", name}, {"train_max_length", 24}});
-    REQUIRE(task->vocabulary().size() == G.order());
+    REQUIRE(task->vocabulary().size() == G.order() + 1);
+    REQUIRE(task->vocabulary().symbols.back() == "<bos>");
     for (const std::string split : {"train", "longer"})
       for (uint64_t index = 0; index < 20; ++index) {
         const Example e = task->example(split, 1, index);
-        CHECK(e.group == int64_t(e.tokens.size()));
+        CHECK(e.group == int64_t(e.tokens.size()) - 1);
+        CHECK(e.tokens[0] == G.order());  // <bos>, unscored
+        CHECK(e.loss_mask[0] == 0);
         Permutation prefix = identity_permutation(G.degree());
         bool labels_right = true;
-        for (size_t t = 0; t < e.tokens.size(); ++t) {
+        for (size_t t = 1; t < e.tokens.size(); ++t) {
           REQUIRE(task->vocabulary().symbols[e.tokens[t]] == G.symbol(e.tokens[t]));
           prefix = compose(prefix, G.permutation(e.tokens[t]));
           labels_right = labels_right && G.permutation(e.targets[t]) == prefix;
         }
         CHECK(labels_right);
-        CHECK(std::count(e.score_mask.begin(), e.score_mask.end(), 1) == int64_t(e.tokens.size()));
+        CHECK(std::count(e.score_mask.begin(), e.score_mask.end(), 1) == int64_t(e.tokens.size()) - 1);
         CHECK(e.loss_mask == e.score_mask);
       }
   }
+}
+
+TEST_CASE("word problem without bos is the bare word", "[tasks]") {
+  const auto task = make({{"name", "word_problem"}, {"group", "S3"}, {"bos", false}});
+  CHECK(task->vocabulary().size() == 6);
+  const Example e = task->example("train", 0, 3);
+  CHECK(int64_t(e.tokens.size()) == e.group);
+  CHECK(e.targets[0] == e.tokens[0]);  // the first prefix product is the first letter
+  CHECK(std::count(e.score_mask.begin(), e.score_mask.end(), 1) == e.group);
 }
 
 TEST_CASE("word problem training lengths cover the range; eval splits cycle through their lengths", "[tasks]") {
@@ -43,7 +55,7 @@ TEST_CASE("word problem training lengths cover the range; eval splits cycle thro
   CHECK(lengths == std::set<int64_t>{3, 4, 5, 6, 7});
   for (uint64_t index = 0; index < 6; ++index) {
     CHECK(task->example("short", 4, index).group == (index % 2 ? 5 : 2));
-    CHECK(task->example("short", 4, index).tokens.size() == (index % 2 ? 5u : 2u));
+    CHECK(task->example("short", 4, index).tokens.size() == (index % 2 ? 6u : 3u));  // <bos> + word
     CHECK(task->example("long", 4, index).group == 40);
   }
 }
@@ -54,17 +66,18 @@ TEST_CASE("word problem decision answers whether the word composes to the identi
   const auto task = make({{"name", "word_problem"}, {"mode", "decision"}, {"generators", gens},
                           {"train_min_length", 1}, {"train_max_length", 12}, {"eval_splits", {{"eval", {2, 9, 30}}}}});
   const auto& symbols = task->vocabulary().symbols;
-  REQUIRE(task->vocabulary().size() == 9);
+  REQUIRE(task->vocabulary().size() == 10);  // 6 generators, ?, no, yes, <bos>
   CHECK(symbols[6] == "?");
   int yes = 0, total = 0;
   for (const std::string split : {"train", "eval"})
     for (uint64_t index = 0; index < 400; ++index) {
       const Example e = task->example(split, 2, index);
-      const size_t L = e.tokens.size() - 1;
-      REQUIRE(int64_t(L) == e.group);
+      const size_t L = e.tokens.size() - 1;  // position of "?"
+      REQUIRE(int64_t(L) == e.group + 1);
+      CHECK(symbols[e.tokens[0]] == "<bos>");
       CHECK(symbols[e.tokens[L]] == "?");
       Permutation p = identity_permutation(5);
-      for (size_t t = 0; t < L; ++t) {
+      for (size_t t = 1; t < L; ++t) {
         REQUIRE(e.tokens[t] < 6);
         p = compose(p, a5.permutation(*a5.parse_element(gens[e.tokens[t]])));
       }
@@ -73,8 +86,8 @@ TEST_CASE("word problem decision answers whether the word composes to the identi
       CHECK(std::count(e.score_mask.begin(), e.score_mask.end(), 1) == 1);
       CHECK(e.score_mask[L] == 1);
       CHECK(e.loss_mask == e.score_mask);
-      if (L == 1) CHECK_FALSE(identity);  // no generator is the identity: only "no" is possible
-      if (L >= 2) {
+      if (e.group == 1) CHECK_FALSE(identity);  // no generator is the identity: only "no" is possible
+      if (e.group >= 2) {
         yes += identity;
         ++total;
       }
