@@ -51,7 +51,7 @@ TEST_CASE("a config without sweep blocks is one run", "[runner]") {
   CHECK(runs[0].axes.empty());
 }
 
-TEST_CASE("--set values parse as JSON, else as strings", "[runner]") {
+TEST_CASE("overrides: --set values parse as JSON, else as strings", "[runner]") {
   CHECK(parse_override("model.encoding=path").value == "path");
   CHECK(parse_override("training.steps=100").value == 100);
   CHECK(parse_override("optimizer.lr=3e-3").value == 3e-3);
