@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/attention/encoding.h"
+#include "core/attention/kernel_args.h"
 #include "core/cuda/context.h"
 #include "core/model/cuda_parameters.h"
 
@@ -55,21 +56,6 @@ struct EncodingSetup {
   const ParameterSet<float>* layout;  // the host parameter set
   Context* context;                   // stream, cuBLAS, precision
 };
-
-// Fills the fields every attention kernel's argument struct shares (softmax_attention_cuda.h,
-// sba_cuda.h, path_cuda.h): slices B·H, length, head dimension, scale 1/sqrt(D), q, k, v.
-template <class Args, typename S>
-Args kernel_args(const AttentionDims& d, const S* q, const S* k, const S* v) {
-  Args a;
-  a.batch_heads = d.batch * d.heads;
-  a.length = d.length;
-  a.head_dim = d.head_dim;
-  a.scale = 1.0f / std::sqrt(float(d.head_dim));
-  a.q = q;
-  a.k = k;
-  a.v = v;
-  return a;
-}
 
 // The factories of one GPU encoding class template E (E<float>, E<bf16>), for cuda_registry.cpp.
 struct EncodingFactories {

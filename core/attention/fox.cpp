@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "core/attention/kernel_args.h"
 #include "core/attention/registry_entry.h"
 #include "core/attention/softmax_attention.h"
 #include "core/model/init.h"
@@ -158,15 +159,7 @@ class FoxEncoding : public PositionEncoding<T> {
 
  private:
   SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) const {
-    const auto& d = in.dims;
-    SoftmaxAttentionArgs<T> a;
-    a.batch_heads = d.batch * d.heads;
-    a.length = d.length;
-    a.head_dim = d.head_dim;
-    a.scale = T(1) / std::sqrt(T(d.head_dim));
-    a.q = in.q;
-    a.k = in.k;
-    a.v = in.v;
+    auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, in.q, in.k, in.v);
     a.cum_log_gate = cum_;
     a.gate_scale = gate_.gate_scale();
     return a;

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/attention/kernel_args.h"
 #include "core/attention/registry_entry.h"
 #include "core/attention/softmax_attention.h"
 
@@ -26,15 +27,7 @@ class NopeEncoding : public PositionEncoding<T> {
 
  private:
   static SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) {
-    const auto& d = in.dims;
-    SoftmaxAttentionArgs<T> a;
-    a.batch_heads = d.batch * d.heads;
-    a.length = d.length;
-    a.head_dim = d.head_dim;
-    a.scale = T(1) / std::sqrt(T(d.head_dim));
-    a.q = in.q;
-    a.k = in.k;
-    a.v = in.v;
+    auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, in.q, in.k, in.v);
     return a;
   }
 

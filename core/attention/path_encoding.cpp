@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/attention/kernel_args.h"
 #include "core/attention/path.h"
 #include "core/attention/registry_entry.h"
 
@@ -15,15 +16,7 @@ namespace {
 template <typename T>
 PathAttentionArgs<T> kernel_args(const AttentionInputs<T>& in, const T* w, const T* beta, const T* cum,
                                  T gate_scale) {
-  const auto& d = in.dims;
-  PathAttentionArgs<T> a;
-  a.batch_heads = d.batch * d.heads;
-  a.length = d.length;
-  a.head_dim = d.head_dim;
-  a.scale = T(1) / std::sqrt(T(d.head_dim));
-  a.q = in.q;
-  a.k = in.k;
-  a.v = in.v;
+  auto a = kernel_args<PathAttentionArgs<T>>(in.dims, in.q, in.k, in.v);
   a.w = w;
   a.beta = beta;
   a.cum_log_gate = cum;

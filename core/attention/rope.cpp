@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/attention/kernel_args.h"
 #include "core/attention/registry_entry.h"
 #include "core/attention/softmax_attention.h"
 
@@ -64,15 +65,7 @@ class RopeEncoding : public PositionEncoding<T> {
 
  private:
   SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) const {
-    const auto& d = in.dims;
-    SoftmaxAttentionArgs<T> a;
-    a.batch_heads = d.batch * d.heads;
-    a.length = d.length;
-    a.head_dim = d.head_dim;
-    a.scale = T(1) / std::sqrt(T(d.head_dim));
-    a.q = q_rot_.data();
-    a.k = k_rot_.data();
-    a.v = in.v;
+    auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, q_rot_.data(), k_rot_.data(), in.v);
     return a;
   }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/attention/attention_rows.h"
+#include "core/attention/kernel_args.h"
 #include "core/attention/registry_entry.h"
 #include "core/linalg.h"
 
@@ -153,15 +154,7 @@ class StickBreakingEncoding : public PositionEncoding<T> {
 
  private:
   StickBreakingArgs<T> args(const AttentionInputs<T>& in) const {
-    const auto& d = in.dims;
-    StickBreakingArgs<T> a;
-    a.batch_heads = d.batch * d.heads;
-    a.length = d.length;
-    a.head_dim = d.head_dim;
-    a.scale = T(1) / std::sqrt(T(d.head_dim));
-    a.q = in.q;
-    a.k = in.k;
-    a.v = in.v;
+    auto a = kernel_args<StickBreakingArgs<T>>(in.dims, in.q, in.k, in.v);
     a.remainder_to_current = remainder_to_current_;
     return a;
   }
