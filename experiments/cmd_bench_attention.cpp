@@ -11,6 +11,7 @@
 #include "build_info.h"
 #include "core/error.h"
 #include "core/options.h"
+#include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
 
@@ -35,6 +36,7 @@ struct BenchAttentionOptions {
   std::vector<std::string> encodings = {"nope", "rope", "fox", "sba", "path", "path_fox"};
   std::vector<std::string> shapes = {"8x2048x16x64", "4x4096x16x64", "2x8192x16x64", "4x4096x8x128"};
   int warmup = 5, repeats = 30, sets = 3;
+  int64_t path_span_chunks = 0;  // chunks per span of the PaTH backward (0: the kernel's own choice)
   std::string out = "bench-attention.json";
 };
 
@@ -120,7 +122,8 @@ struct Pass {
 };
 
 // The forward and backward of one encoding, as the model would call them.
-Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, cuda::Workspace& ws) {
+Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, cuda::Workspace& ws,
+               int64_t span_chunks) {
   const int64_t bh = s.batch * s.heads;
   const float scale = 1.f / std::sqrt(float(s.head_dim));
   Pass p;
@@ -161,9 +164,10 @@ Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, c
     auto args = [=](InputSet& in) {
       return cuda::PathAttentionCudaArgs<bf16>{bh,     s.length, s.head_dim, scale,
                                                in.q.p, in.k.p,   in.v.p,     in.w.p,
-                                               in.beta.p, gate ? in.gate.p : nullptr, 1.f};
+                                               in.beta.p, gate ? in.gate.p : nullptr, 1.f, span_chunks};
     };
-    const cuda::PathAttentionCudaArgs<bf16> shape_only{bh, s.length, s.head_dim, scale};
+    cuda::PathAttentionCudaArgs<bf16> shape_only{bh, s.length, s.head_dim, scale};
+    shape_only.span_chunks = span_chunks;
     p.workspace = std::max(cuda::path_attention_forward_workspace_bytes(shape_only),
                            cuda::path_attention_backward_workspace_bytes(shape_only));
     p.forward = [=, &out, &ws](InputSet& in) { cuda::path_attention_forward(args(in), out.o.p, out.lse.p, ws, nullptr); };
@@ -185,7 +189,7 @@ double median(std::vector<double> v) {
 json bench_one(const BenchAttentionOptions& o, const std::string& encoding, const BenchShape& s,
                std::vector<std::unique_ptr<InputSet>>& sets, Outputs& out) {
   cuda::Workspace ws;
-  Pass pass = make_pass(encoding, s, out, ws);
+  Pass pass = make_pass(encoding, s, out, ws, o.path_span_chunks);
   DeviceArray<char> scratch(pass.workspace);
   ws = {scratch.p, pass.workspace};
   for (int i = 0; i < o.warmup; ++i) {
@@ -247,8 +251,14 @@ void run_bench_attention(const BenchAttentionOptions& o) {
       results.push_back(r);
     }
   }
-  json doc{{"device", prop.name},   {"precision", "bf16"}, {"warmup", o.warmup}, {"repeats", o.repeats},
-           {"input_sets", o.sets}, {"build_flags", PATHBENCH_BUILD_FLAGS},      {"results", results}};
+  json doc{{"device", prop.name},
+           {"precision", "bf16"},
+           {"warmup", o.warmup},
+           {"repeats", o.repeats},
+           {"input_sets", o.sets},
+           {"path_span_chunks", o.path_span_chunks},
+           {"build_flags", PATHBENCH_BUILD_FLAGS},
+           {"results", results}};
   write_file_atomically(o.out, doc.dump(2) + "\n");
   fmt::print("wrote {}\n", o.out);
 }
@@ -270,9 +280,12 @@ void add_bench_attention_command(CLI::App& app) {
       "bench-attention", "time the CUDA attention kernels (forward, forward+backward) per encoding and shape; write JSON");
   cmd->add_option("--encodings", opts->encodings, "encodings to time (nope, rope, fox, sba, path, path_fox)");
   cmd->add_option("--shapes", opts->shapes, "shapes BxTxHxD (default: the four anchors of DESIGN.md §7)");
-  cmd->add_option("--warmup", opts->warmup, "untimed forward+backward passes")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--repeats", opts->repeats, "timed passes")->check(CLI::PositiveNumber);
-  cmd->add_option("--sets", opts->sets, "input sets cycled through")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", opts->warmup, "untimed forward+backward passes")->check(integer_at_least(0));
+  cmd->add_option("--repeats", opts->repeats, "timed passes")->check(integer_at_least(1));
+  cmd->add_option("--sets", opts->sets, "input sets cycled through")->check(integer_at_least(1));
+  cmd->add_option("--path-span-chunks", opts->path_span_chunks,
+                  "chunks per span of the PaTH backward (0: its own choice, about an eighth of the chunks)")
+      ->check(integer_at_least(0));
   cmd->add_option("--out", opts->out, "JSON output file");
   cmd->callback([opts]() { run_bench_attention(*opts); });
 }

@@ -4,7 +4,8 @@
 # bench-attention` and PyTorch SDPA at the same shapes, compute-sanitizer memcheck and racecheck on
 # the small case, and a per-kernel time breakdown (Nsight Compute) of chosen encodings and shapes. Logs and
 # JSON go to $OUT (default ./gpu-out, at most 8 files); a summary table is printed last.
-# Usage (from the repository root): [NCU_CASES="path 4x4096x16x64;nope 8x2048x16x64"] \
+# SPAN_SWEEP="2 4 16" also times PaTH's backward with those chunks per span (bench.log).
+# Usage (from the repository root): [NCU_CASES="path 4x4096x16x64;nope 8x2048x16x64"] [SPAN_SWEEP=…] \
 #   scripts/gpu_attention_run.sh [deps_dir]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -41,6 +42,11 @@ PY
 log "bench-attention"
 timeout 240 ./build/pathbench bench-attention --out "$OUT/bench-attention.json" > "$OUT/bench.log" 2>&1
 echo "bench-attention exit code $?" >> "$OUT/bench.log"
+for span in ${SPAN_SWEEP:-}; do
+  log "bench-attention path, $span chunks per span"
+  timeout 120 ./build/pathbench bench-attention --encodings path --path-span-chunks "$span" \
+    --out "/tmp/bench-span-$span.json" >> "$OUT/bench.log" 2>&1
+done
 log "bench_sdpa.py"
 PYTHONUNBUFFERED=1 timeout 120 python3 scripts/bench_sdpa.py --out "$OUT/bench-sdpa.json" >> "$OUT/bench.log" 2>&1
 echo "bench_sdpa exit code $?" >> "$OUT/bench.log"
@@ -62,6 +68,6 @@ for args in "${ncu_cases[@]}"; do
   timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
     ./build/pathbench bench-attention --encodings "$1" --shapes "$2" --warmup 0 --repeats 1 --sets 1 \
     --out /tmp/ncu.json 2>&1 | grep -E "kernel|gpu__time_duration" |
-    sed -E 's/void pathbench::cuda::([a-z]+::)?\(anonymous namespace\)::|\(pathbench::.*|\(const .*//g' | cut -c1-140 | head -30
+    sed -E 's/void pathbench::cuda::([a-z]+::)?\(anonymous namespace\)::|\(pathbench::.*|\(const .*//g' | cut -c1-140 | head -60
 done > "$OUT/ncu.log" 2>&1
 cat "$OUT/bench.log" "$OUT/ncu.log"

@@ -161,8 +161,9 @@ __global__ void __launch_bounds__(kThreads) path_span_movers_kernel(PathAttentio
     store_acc(u, ws.qspan + at * D, D);
     store_acc(zeros, ws.dqspan + at * D, D);
     if (j == 0) break;
-    for (int i = int(threadIdx.x); i < D * D; i += kThreads)
-      sm.f[(i / D) * ld + i % D] = ws.fspan[(bh * ws.spans + j) * D * D + i];
+    load_tile_async<S, D, D>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
+    cp_async_commit();
+    cp_async_wait<0>();
     __syncthreads();
     float moved[NTD][4];  // U F_j
     zero(moved);
@@ -245,9 +246,8 @@ __global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentio
     for (int j = 1; j < span; ++j) {
       store_acc(g, sm.g + r0 * ld, ld);
       load_tile_async<S, kChunk, D>(sm.q, ws.qspan + span_rows(j), D, kChunk);
+      load_tile_async<S, D, D>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
       cp_async_commit();
-      for (int i = int(threadIdx.x); i < D * D; i += kThreads)
-        sm.f[(i / D) * ld + i % D] = ws.fspan[(bh * ws.spans + j) * D * D + i];
       cp_async_wait<0>();
       __syncthreads();
       add_outer_product(ws.dfspan + (bh * ws.spans + j) * D * D, sm);
