@@ -50,7 +50,8 @@ struct KeyMajorLayout {
   static constexpr int stages = bytes(2) <= 227 * 1024 ? 2 : 1;
 };
 
-template <typename S, typename O, int D>
+// kCausal: a.span_blocks == 0 (a compile-time switch: the D = 128 kernel is at the register limit).
+template <typename S, typename O, int D, bool kCausal>
 __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(KeyMajorBackwardArgs<S, O> a) {
   using namespace tiles;
   using L = KeyMajorLayout<S, D>;
@@ -68,10 +69,9 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
 
   const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
   const int kb = int(blockIdx.x), k0 = kb * kChunk, w = warp_id();
-  const bool causal = a.span_blocks == 0;
-  const int first = causal ? kb : (kb / a.span_blocks + 1) * a.span_blocks;
+  const int first = kCausal ? kb : (kb / a.span_blocks + 1) * a.span_blocks;
   const int64_t bh = blockIdx.y, base = bh * T;
-  const int64_t qoff = bh * a.q_slice + (causal ? 0 : (kb / a.span_blocks) * a.q_span);
+  const int64_t qoff = bh * a.q_slice + (kCausal ? 0 : (kb / a.span_blocks) * a.q_span);
   const S* q = a.q + qoff * D;
   float* dq = a.dq + qoff * D;
   const S* dout = a.d_o + base * D;
@@ -119,7 +119,7 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int il = acc_col(n, e), jl = 16 * w + acc_row(e);
-        const bool visible = q0 + il < T && k0 + jl < T && (!causal || k0 + jl <= q0 + il);
+        const bool visible = q0 + il < T && (kCausal ? k0 + jl <= q0 + il : k0 + jl < T);
         float xv = p[n][e] * scale2 - slse[st * kChunk + il];
         if (gate) xv += gate2 * (sgq[st * kChunk + il] - sgk[jl]);
         const float pv = visible ? exp2f(xv) : 0.f;
@@ -163,8 +163,9 @@ void key_major_backward(const KeyMajorBackwardArgs<S, O>& a, int64_t head_dim, c
   const dim3 grid(unsigned((a.length + tiles::kChunk - 1) / tiles::kChunk), unsigned(a.batch_heads));
   with_head_dim(head_dim, [&]<int D>() {
     using L = detail::KeyMajorLayout<S, D>;
-    launch_kernel(detail::key_major_backward_kernel<S, O, D>, grid, L::bytes(L::stages), stream,
-                  "key_major_backward_kernel", a);
+    auto kernel = a.span_blocks == 0 ? detail::key_major_backward_kernel<S, O, D, true>
+                                     : detail::key_major_backward_kernel<S, O, D, false>;
+    launch_kernel(kernel, grid, L::bytes(L::stages), stream, "key_major_backward_kernel", a);
   });
 }
 
