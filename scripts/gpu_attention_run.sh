@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One device-machine session for the CUDA attention kernels: build (sm_90), the [cuda] conformance
-# tests, compute-sanitizer memcheck and racecheck on the small case, the two ceilings of METHOD.md
-# (copy bandwidth, bf16 matrix rate), then `pathbench bench-attention` and PyTorch SDPA at the same
-# shapes, and a per-kernel time breakdown (Nsight Compute) of PaTH and nope at two shapes. Logs and
+# tests, the two ceilings of METHOD.md (copy bandwidth, bf16 matrix rate), `pathbench
+# bench-attention` and PyTorch SDPA at the same shapes, compute-sanitizer memcheck and racecheck on
+# the small case, and a per-kernel time breakdown (Nsight Compute) of chosen encodings and shapes. Logs and
 # JSON go to $OUT (default ./gpu-out, at most 8 files); a summary table is printed last.
 # Usage (from the repository root): [NCU_CASES="path 4x4096x16x64;nope 8x2048x16x64"] \
 #   scripts/gpu_attention_run.sh [deps_dir]
@@ -19,27 +19,10 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$D
   -DPATHBENCH_NATIVE=OFF > /tmp/build.log 2>&1 && ninja -C build -j16 >> /tmp/build.log 2>&1
 if [ $? -ne 0 ]; then tail -50 /tmp/build.log; exit 1; fi
 
-log "PaTH tests (two key chunks per cross-scan block)"
-if ! timeout 120 ./build/pathbench_tests --require-gpu "CUDA PaTH*" > /tmp/tests-path.log 2>&1; then
-  tail -30 /tmp/tests-path.log
-  log "PaTH failed: rebuilding with one key chunk per cross-scan block"
-  cmake -B build -DCMAKE_CUDA_FLAGS=-DPATHBENCH_PATH_CROSS_GROUP=1 >> /tmp/build.log 2>&1 &&
-    ninja -C build -j16 >> /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
-fi
 log "tests [cuda]"
 timeout 300 ./build/pathbench_tests --require-gpu "[cuda]" > "$OUT/tests.log" 2>&1
 echo "tests exit code $?" >> "$OUT/tests.log"
 tail -40 "$OUT/tests.log" | grep -vE "^\s*$" | tail -25
-
-log "compute-sanitizer"
-{
-  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 ./build/pathbench_tests --require-gpu "[sanitize]"
-  echo "memcheck exit code $?"
-  timeout 200 compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
-    ./build/pathbench_tests --require-gpu "[sanitize]"
-  echo "racecheck exit code $?"
-} > "$OUT/sanitizer.log" 2>&1
-grep -E "exit code|ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitizer.log" | head -12
 
 log "ceilings"
 timeout 60 python3 - <<'PY' 2>&1 | tee "$OUT/ceilings.log"
@@ -61,6 +44,16 @@ echo "bench-attention exit code $?" >> "$OUT/bench.log"
 log "bench_sdpa.py"
 PYTHONUNBUFFERED=1 timeout 120 python3 scripts/bench_sdpa.py --out "$OUT/bench-sdpa.json" >> "$OUT/bench.log" 2>&1
 echo "bench_sdpa exit code $?" >> "$OUT/bench.log"
+log "compute-sanitizer"
+{
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 ./build/pathbench_tests --require-gpu "[sanitize]"
+  echo "memcheck exit code $?"
+  timeout 200 compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+    ./build/pathbench_tests --require-gpu "[sanitize]"
+  echo "racecheck exit code $?"
+} > "$OUT/sanitizer.log" 2>&1
+grep -E "exit code|ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitizer.log" | head -12
+
 log "per-kernel times (ncu, one forward+backward)"
 IFS=';' read -ra ncu_cases <<< "${NCU_CASES:-path 4x4096x16x64;path 4x4096x8x128;nope 4x4096x16x64;sba 4x4096x16x64}"
 for args in "${ncu_cases[@]}"; do

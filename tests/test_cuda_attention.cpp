@@ -211,9 +211,11 @@ void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
 
 // ---- PaTH and PaTH-FoX ------------------------------------------------------------------------------
 
+// span_chunks: the backward's chunks per span (0: its own choice).
 template <typename S>
-void check_path(const Shape& sh, bool with_gate, uint64_t seed) {
-  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate);
+void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks = 0) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate
+                           << " span " << span_chunks);
   CounterRng rng(seed, "path");
   const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
   const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
@@ -239,7 +241,8 @@ void check_path(const Shape& sh, bool with_gate, uint64_t seed) {
   dbeta_in.upload(beta), dgate.upload(gate);
   cuda::PathAttentionCudaArgs<S> a{sh.bh,       sh.T,        sh.D,        float(in.scale),
                                    dq_in.get(), dk_in.get(), dv_in.get(), dw_in.get(),
-                                   dbeta_in.get(), with_gate ? dgate.get() : nullptr, float(in.gate_scale)};
+                                   dbeta_in.get(), with_gate ? dgate.get() : nullptr, float(in.gate_scale),
+                                   span_chunks};
   DeviceWorkspace fws(cuda::path_attention_forward_workspace_bytes(a));
   cuda::path_attention_forward(a, o.get(), lse.get(), fws.get(), nullptr);
   DeviceWorkspace bws(cuda::path_attention_backward_workspace_bytes(a));
@@ -298,6 +301,21 @@ TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda
   check_path<bf16>({72, 330, 32}, false, 401);
 }
 
+TEST_CASE("CUDA PaTH backward with spans of several chunks", "[cuda]") {
+  // 10 chunks in spans of 1 (every chunk pair crosses spans), 2, 3 (a short last span), 4 and 10
+  // (one span: every pair inside it), so the span transforms, movers, query chain, span gradients
+  // and in-span scan each carry part of the gradient; then other head dims and ragged ends.
+  uint64_t seed = 450;
+  for (int64_t span : {1, 2, 3, 4, 10}) {
+    check_path<float>({2, 600, 64}, span % 2 == 1, seed++, span);
+    check_path<bf16>({2, 600, 64}, span % 2 == 0, seed++, span);
+  }
+  check_path<float>({1, 777, 128}, true, seed++, 3);  // 13 chunks: 5 spans
+  check_path<bf16>({1, 777, 128}, true, seed++, 3);
+  check_path<float>({3, 300, 16}, true, seed++, 2);
+  check_path<bf16>({2, 450, 32}, false, seed++, 2);
+}
+
 // One small ragged case per kernel and precision; the sanitizer runs (memcheck, racecheck) use this.
 TEST_CASE("CUDA attention kernels at a small size", "[cuda][sanitize]") {
   for (int64_t d : {32, 128}) {
@@ -306,6 +324,7 @@ TEST_CASE("CUDA attention kernels at a small size", "[cuda][sanitize]") {
     check_rope<bf16>(sh, false, 502);
     check_sba<float>(sh, true, 503), check_sba<bf16>(sh, true, 504);
     check_path<float>(sh, true, 505), check_path<bf16>(sh, true, 506);
+    check_path<float>({1, 330, d}, true, 507, 2), check_path<bf16>({1, 330, d}, false, 508, 2);  // 3 spans
   }
 }
 

@@ -1,14 +1,17 @@
-// PaTH attention backward, CUDA (algorithm in path_cuda.h). Three kernels after the prep:
-//   cross:   a persistent grid; each block takes key chunks c (longest scans first), moves the
-//            chunk's keys rightwards storing each state K̃ in its own slot of the workspace, then
-//            walks back from the last query chunk b to c+1: dV and R = dK̃ stay in registers, dQ̂_b
-//            and dP_b (the gradient of b's chunk product) are accumulated with fp32 atomics;
+// PaTH attention backward, CUDA (algorithm in path_cuda.h). After the prep and the span kernels of
+// path_span.cu, the kernels here:
+//   in-span scan: a persistent grid; each block takes key chunks c, moves the chunk's keys
+//            rightwards through the rest of its span storing each state K̃ in its own slot of the
+//            workspace, then walks back from the span's last query chunk b to c+1: R = dK̃ starts
+//            from dK̄ (the cross-span pass), dV and R stay in registers, dQ̂_b and dP_b (the
+//            gradient of b's chunk product) are accumulated with fp32 atomics;
 //   local a: per chunk, the chunk's own logits (diagonal block) and the first layer of the UT
 //            backward (dq and dv final; dM, dY and partial dk, dw to the workspace);
 //   local b: per chunk, the triangular solves' backward (dβ) and the rest of dk, dw.
 // Identities used (X = A⁻¹ diag β, A = I + diag(β) strict_lower(G), G = W Wᵀ):
 //   dA = −A⁻ᵀ dX Xᵀ (strict lower part), dβ_i = (A⁻ᵀ dX)_ii + Σ_j dA_ij G_ij, dG = diag(β) dA.
 #include "core/attention/attention_softmax.cuh"
+#include "core/attention/key_major_backward.cuh"
 #include "core/attention/path_workspace.cuh"
 #include "core/error.h"
 
@@ -18,112 +21,83 @@ namespace {
 
 using namespace tiles;
 
-// ---- cross-chunk scan ----------------------------------------------------------------------------
+// ---- in-span scan --------------------------------------------------------------------------------
 
-// Key chunks per block of the cross scan (4 warps each). Two (8 warps, half the dQ̂ and dP atomic
-// traffic per unit of work) measured faster at D = 128 (9.7 against 11.4 ms, 4·4096·8·128) and slower
-// at D = 64 (9.5 against 9.1 ms, 4·4096·16·64), so two only at D = 128 and where they fit in shared
-// memory. PATHBENCH_PATH_CROSS_GROUP caps it.
-#ifndef PATHBENCH_PATH_CROSS_GROUP
-#define PATHBENCH_PATH_CROSS_GROUP 2
-#endif
-
-template <typename S, int D, int G>
-struct CrossSmem {
+template <typename S, int D>
+struct SpanScanSmem {
   static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
-  S *v, *kt, *qh, *dout, *w, *y, *r, *ds;  // v, kt, r, ds: the group's 64·G keys; the rest: one query chunk
+  S *v, *kt, *qh, *dout, *w, *y, *r, *ds;  // v, kt, r, ds: the key chunk; the rest: one query chunk
   float *lse, *delta, *gq, *gk;
   size_t bytes;
-  __host__ __device__ constexpr explicit CrossSmem(unsigned char* base) {
+  __host__ __device__ constexpr explicit SpanScanSmem(unsigned char* base) {
     SmemCarver c{base};
-    v = c.take<S>(tile_elems<S>(kChunk * G, D));
-    kt = c.take<S>(staged_bytes<S>(kChunk * G, D) / sizeof(S));
+    v = c.take<S>(tile_elems<S>(kChunk, D));
+    kt = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     qh = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     dout = c.take<S>(tile_elems<S>(kChunk, D));
     w = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
-    r = c.take<S>(tile_elems<S>(kChunk * G, D));
-    ds = c.take<S>(tile_elems<S>(kChunk * G, kChunk));
+    r = c.take<S>(tile_elems<S>(kChunk, D));
+    ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
     lse = c.take<float>(kChunk);
     delta = c.take<float>(kChunk);
     gq = c.take<float>(kChunk);
-    gk = c.take<float>(kChunk * G);
+    gk = c.take<float>(kChunk);
     bytes = c.offset;
   }
 };
 
 template <typename S, int D>
-constexpr int cross_group() {
-  return PATHBENCH_PATH_CROSS_GROUP >= 2 && D >= 128 && CrossSmem<S, D, 2>(nullptr).bytes <= 227 * 1024 ? 2 : 1;
-}
-
-template <typename S, int D, int G>
-__global__ void __launch_bounds__(kThreads* G)
-    path_cross_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse) {
-  constexpr int NTD = D / 8, KTD = D / 16, NTHR = kThreads * G, KEYS = kChunk * G;
-  // dQ̂ of a query chunk (64 × D): 4 row tiles; the G warp groups split D when each part keeps ≥ 16 columns.
-  constexpr int kQCols = D / G >= 16 ? D / G : D, kQSplit = D / kQCols;
-  using Sm = CrossSmem<S, D, G>;
+__global__ void __launch_bounds__(kThreads)
+    path_span_scan_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse) {
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = SpanScanSmem<S, D>;
   constexpr int ld = Sm::ld, lds = Sm::lds;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int T = int(a.length), nch = int(ws.chunks), wp = warp_id(), r0 = 16 * wp, rl = 16 * (wp % kWarps);
-  const int64_t groups = (nch + G - 1) / G, items = a.batch_heads * groups;
-  S* states = ws.states + int64_t(blockIdx.x) * ws.padded * G * D;  // per chunk b: [64·G, D] key states
+  const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks), wp = warp_id(), r0 = 16 * wp;
+  const int64_t items = a.batch_heads * nch;
+  S* states = ws.states + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int c_first = int(item / a.batch_heads) * G, c = c_first + wp / kWarps;  // this warp's key chunk
-    const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded;
+    const int c = int(item / a.batch_heads), first = c / s * s, last = min(first + s, nch) - 1;
+    const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+    const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
 
-    // Keys moved rightwards: K̃ of chunk b is K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ, P_bᵀ = I − Wᵀ Xᵀ W (zero rows
-    // while b ≤ c: the key chunk is not visible to query chunk b through the cross scan).
+    // Keys moved rightwards: K̃_b = K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ for b = c+1 … last, P_bᵀ = I − Wᵀ Xᵀ W.
     float kt[NTD][4];
-    zero(kt);
-    if (c < nch) load_acc(kt, ws.kh + (pbase + c * kChunk + rl) * D, D);
-    for (int b = c_first + 1; b < nch; ++b) {
-      if (b > c) {
-        store_acc(kt, states + (int64_t(b) * KEYS + r0) * D, D);
-      } else {
-        float zeros[NTD][4];
-        zero(zeros);
-        store_acc(zeros, states + (int64_t(b) * KEYS + r0) * D, D);
-      }
-      if (b == nch - 1) break;
-      load_tile_async<S, kChunk, D, NTHR>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
-      const TileRef<S> yp = workspace_tile<S, kChunk, D, NTHR>(sm.y, ws.yp + (pbase + b * kChunk) * D);
+    load_acc(kt, ws.kh + krow * D, D);
+    for (int b = c + 1; b <= last; ++b) {
+      store_acc(kt, states + ((b - first) * kChunk + r0) * D, D);
+      if (b == last) break;
+      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
+      const TileRef<S> yp = workspace_tile<S, kChunk, D>(sm.y, ws.yp + (pbase + b * kChunk) * D);
       cp_async_commit();
       cp_async_wait<0>();
       __syncthreads();
-      if (b > c) {
-        float t[8][4];
-        zero(t);
-        mma_acc<BLayout::NK>(t, kt, sm.w, ld);
-        mma_acc<BLayout::KN>(kt, t, yp.p, yp.ld, -1.f);
-      }
+      cross_chunk(kt, sm.w, ld, yp.p, yp.ld);
       __syncthreads();
     }
-    __threadfence();
+    __threadfence_block();
     __syncthreads();  // every warp's states are stored before any thread copies them back
 
-    // Walk back over the query chunks.
-    load_tile_async<S, KEYS, D, NTHR>(sm.v, a.v + (base + c_first * kChunk) * D, D, T - c_first * kChunk);
-    load_row_values<NTHR>(sm.gk, gate ? gate + c_first * kChunk : nullptr, KEYS, gate ? T - c_first * kChunk : 0,
-                          0.f);
+    // Walk back over the span's query chunks.
+    load_tile_async<S, kChunk, D>(sm.v, a.v + (base + c * kChunk) * D, D, T - c * kChunk);
+    load_row_values(sm.gk, gate ? gate + c * kChunk : nullptr, kChunk, gate ? T - c * kChunk : 0, 0.f);
     float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
-    zero(r);
-    zero(dv);
-    for (int b = nch - 1; b > c_first; --b) {
+    load_acc(r, ws.dkbar + krow * D, D);
+    load_acc(dv, ws.dvc + krow * D, D);
+    for (int b = last; b > c; --b) {
       const int b0 = b * kChunk;
-      const bool active = b > c;  // warp-uniform
-      const TileRef<S> ktile = workspace_tile<S, KEYS, D, NTHR>(sm.kt, states + int64_t(b) * KEYS * D);
-      const TileRef<S> qh = workspace_tile<S, kChunk, D, NTHR>(sm.qh, ws.qh + (pbase + b0) * D);
-      const TileRef<S> y = workspace_tile<S, kChunk, D, NTHR>(sm.y, ws.y + (pbase + b0) * D);
-      load_tile_async<S, kChunk, D, NTHR>(sm.dout, d_o + (base + b0) * D, D, T - b0);
-      load_tile_async<S, kChunk, D, NTHR>(sm.w, a.w + (base + b0) * D, D, T - b0);
+      const TileRef<S> ktile = workspace_tile<S, kChunk, D>(sm.kt, states + (b - first) * kChunk * D);
+      const TileRef<S> qh = workspace_tile<S, kChunk, D>(sm.qh, ws.qh + (pbase + b0) * D);
+      const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + (pbase + b0) * D);
+      load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, T - b0);
+      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, T - b0);
       cp_async_commit();
-      for (int i = int(threadIdx.x); i < kChunk; i += NTHR) {
+      for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
         const bool in = b0 + i < T;
         sm.lse[i] = in ? lse[base + b0 + i] * kLog2e : 0.f;
         sm.delta[i] = in ? ws.delta[base + b0 + i] : 0.f;
@@ -135,58 +109,52 @@ __global__ void __launch_bounds__(kThreads* G)
       float p[8][4], ds[8][4];
       zero(p);
       zero(ds);
-      if (active) {
-        mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
-        mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.v + r0 * ld, ld, sm.dout, ld);
+      mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
+      mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.v + r0 * ld, ld, sm.dout, ld);
 #pragma unroll
-        for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int il = acc_col(n, e), jl = r0 + acc_row(e);
-            float x = p[n][e] * scale2 - sm.lse[il];
-            if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
-            const float pv = b0 + il < T ? exp2f(x) : 0.f;
-            p[n][e] = pv;
-            ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
-            col_sum[e >> 1] += ds[n][e];
-          }
-        mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
-      }
-      const bool later = b < nch - 1;  // R holds dK̃ of chunk b+1
-      if (later) store_acc(r, sm.r + r0 * ld, ld);
-      if (active) {
-        if (later) {
-          float t[8][4];  // R P_b = R − (R Wᵀ) X W
-          zero(t);
-          mma_acc<BLayout::NK>(t, r, sm.w, ld);
-          mma_acc<BLayout::KN>(r, t, y.p, y.ld, -1.f);
+        for (int e = 0; e < 4; ++e) {
+          const int il = acc_col(n, e), jl = r0 + acc_row(e);
+          float x = p[n][e] * scale2 - sm.lse[il];
+          if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
+          const float pv = b0 + il < T ? exp2f(x) : 0.f;
+          p[n][e] = pv;
+          ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
+          col_sum[e >> 1] += ds[n][e];
         }
-        mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
+      mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
+      const bool later = b < last || cross_span;  // R holds dK̃ of chunk b+1
+      if (later) {
+        store_acc(r, sm.r + r0 * ld, ld);
+        cross_chunk(r, sm.w, ld, y.p, y.ld);  // R P_b = R − (R Wᵀ) X W
       }
+      mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
       store_acc(ds, sm.ds + r0 * lds, lds);
       __syncthreads();
-      if (wp / kWarps < kQSplit) {  // dQ̂_b += s·dS K̃ for queries 16·(wp % 4) …, columns of this warp group
-        constexpr int NTQ = kQCols / 8;
-        const int col0 = (wp / kWarps) * kQCols;
-        float acc[NTQ][4];
+      {  // dQ̂_b += s·dS K̃ for queries r0 …
+        float acc[NTD][4];
         zero(acc);
-        mma_ss<BLayout::KN, true, NTQ, KEYS / 16>(acc, sm.ds + rl, lds, ktile.p + col0, ktile.ld);
-        atomic_add_acc(acc, ws.dqh + (pbase + b0 + rl) * D + col0, D, 16, a.scale);
+        mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.ds + r0, lds, ktile.p, ktile.ld);
+        atomic_add_acc(acc, ws.dqh + (pbase + b0 + r0) * D, D, 16, a.scale);
       }
       if (later)  // dP_b += Rᵀ K̃, rows 16·tile … of the D × D matrix
-        for (int tile = wp; tile < D / 16; tile += kWarps * G) {
+        for (int tile = wp; tile < D / 16; tile += kWarps) {
           float acc[NTD][4];
           zero(acc);
-          mma_ss<BLayout::KN, true, NTD, KEYS / 16>(acc, sm.r + 16 * tile, ld, ktile.p, ktile.ld);
+          mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.r + 16 * tile, ld, ktile.p, ktile.ld);
           atomic_add_acc(acc, ws.dpm + ((bh * nch + b) * D + 16 * tile) * D, D);
         }
       __syncthreads();
     }
-    if (c < nch) {
-      store_acc(r, ws.dkh + (pbase + c * kChunk + rl) * D, D);
-      store_acc(dv, ws.dvc + (pbase + c * kChunk + rl) * D, D);
-      const float dg[2] = {-a.gate_scale * quad_sum(col_sum[0]), -a.gate_scale * quad_sum(col_sum[1])};
-      store_row_pair(ws.dcc + pbase + c * kChunk + rl, dg, 16);
+    store_acc(r, ws.dkh + krow * D, D);
+    store_acc(dv, ws.dvc + krow * D, D);
+    if (gate) {  // d(cum log gate) of the keys: the cross-span part plus −g·Σ dS of the in-span pairs
+      const float sum0 = quad_sum(col_sum[0]), sum1 = quad_sum(col_sum[1]);
+      if (lane_id() % 4 == 0) {
+        ws.dcc[krow + lane_id() / 4] -= a.gate_scale * sum0;
+        ws.dcc[krow + lane_id() / 4 + 8] -= a.gate_scale * sum1;
+      }
     }
     __syncthreads();
   }
@@ -477,21 +445,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Blocks of the cross scan (resident at once, at most one per work item) and key chunks per block.
-struct CrossGrid {
-  int blocks = 1, group = 1;
-};
+// Resident blocks of the in-span scan (at most one per key chunk).
 template <typename S>
-CrossGrid cross_grid(const PathAttentionCudaArgs<S>& a) {
-  CrossGrid g;
+int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
+  int blocks = 0;
   with_head_dim(a.head_dim, [&]<int D>() {
-    constexpr int G = cross_group<S, D>();
-    const int64_t items = a.batch_heads * (((a.length + kChunk - 1) / kChunk + G - 1) / G);
-    const int resident = resident_blocks(path_cross_kernel<S, D, G>, kThreads * G, CrossSmem<S, D, G>(nullptr).bytes,
-                                         "path_cross_kernel");
-    g = {int(std::min<int64_t>(items, resident)), G};
+    blocks = resident_blocks(path_span_scan_kernel<S, D>, kThreads, SpanScanSmem<S, D>(nullptr).bytes,
+                             "path_span_scan_kernel");
   });
-  return g;
+  return int(std::min<int64_t>(a.batch_heads * ((a.length + kChunk - 1) / kChunk), blocks));
+}
+
+template <typename S>
+PathWorkspace<S> backward_layout(void* base, const PathAttentionCudaArgs<S>& a) {
+  return PathWorkspace<S>::carve(base, a, true, span_scan_blocks(a), path_chain_blocks(a));
 }
 
 }  // namespace
@@ -499,8 +466,7 @@ CrossGrid cross_grid(const PathAttentionCudaArgs<S>& a) {
 template <typename S>
 size_t path_attention_backward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "path_attention_backward (cuda)");
-  const CrossGrid g = cross_grid(a);
-  return PathWorkspace<S>::carve(nullptr, a, true, g.blocks, g.group).bytes;
+  return backward_layout<S>(nullptr, a).bytes;
 }
 
 template <typename S>
@@ -510,20 +476,35 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   const char* fn = "path_attention_backward (cuda)";
   check_attention_shape(a.batch_heads, a.length, a.head_dim, fn);
   if (!a.q || !a.k || !a.v || !a.w || !a.beta) throw Error(std::string(fn) + ": q, k, v, w and beta are required");
-  const CrossGrid g = cross_grid(a);
-  check_workspace(ws, PathWorkspace<S>::carve(nullptr, a, true, g.blocks, g.group).bytes, fn);
-  const auto w = PathWorkspace<S>::carve(ws.data, a, true, g.blocks, g.group);
+  check_workspace(ws, backward_layout<S>(nullptr, a).bytes, fn);
+  const auto w = backward_layout<S>(ws.data, a);
+  const int64_t d = a.head_dim, rows = a.batch_heads * w.padded;
   launch_path_prep(a, w, true, stream);
-  detail::row_dot(d_o, o, w.delta, a.batch_heads * a.length, a.head_dim, stream);
-  const int64_t rows = a.batch_heads * w.padded;
-  check_cuda(cudaMemsetAsync(w.dqh, 0, rows * a.head_dim * sizeof(float), stream), fn);
-  check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * a.head_dim * a.head_dim * sizeof(float), stream), fn);
+  detail::row_dot(d_o, o, w.delta, a.batch_heads * a.length, d, stream);
+  check_cuda(cudaMemsetAsync(w.dqh, 0, rows * d * sizeof(float), stream), fn);
+  check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * d * d * sizeof(float), stream), fn);
+  check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), stream), fn);
+  launch_path_span_transforms(a, w, stream);
+  launch_path_span_movers(a, w, stream);
+
+  KeyMajorBackwardArgs<S, float> km;  // pairs across spans: Q⁽ʲ⁾ against K̄
+  km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;
+  km.span_blocks = int(w.span_chunks);
+  km.k = w.kbar, km.k_slice = w.padded;
+  km.q = w.qspan, km.dq = w.dqspan, km.q_slice = w.spans * w.padded, km.q_span = w.padded;
+  km.v = a.v, km.d_o = d_o, km.lse = lse, km.delta = w.delta, km.gate = a.cum_log_gate;
+  km.dk = w.dkbar, km.dv = w.dvc, km.d_gate = a.cum_log_gate ? w.dcc : nullptr, km.out_slice = w.padded;
+  key_major_backward(km, d, stream);
+
   const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
   float* d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr;
-  with_head_dim(a.head_dim, [&]<int D>() {
-    constexpr int G = cross_group<S, D>();
-    launch_kernel_threads(path_cross_kernel<S, D, G>, dim3(unsigned(g.blocks)), kThreads * G,
-                          CrossSmem<S, D, G>(nullptr).bytes, stream, "path_cross_kernel", a, w, d_o, lse);
+  with_head_dim(d, [&]<int D>() {
+    launch_kernel(path_span_scan_kernel<S, D>, dim3(unsigned(w.state_blocks)), SpanScanSmem<S, D>(nullptr).bytes,
+                  stream, "path_span_scan_kernel", a, w, d_o, lse);
+  });
+  launch_path_query_chain(a, w, stream);
+  launch_path_span_gradients(a, w, stream);
+  with_head_dim(d, [&]<int D>() {
     launch_kernel(path_local_a_kernel<S, D>, chunks, LocalASmem<S, D>(nullptr).bytes, stream, "path_local_a_kernel", a,
                   w, d_o, lse, dq, dv, d_gate);
     launch_kernel(path_local_b_kernel<S, D>, chunks, LocalBSmem<S, D>(nullptr).bytes, stream, "path_local_b_kernel", a,

@@ -6,11 +6,17 @@
 //     K̂ = K − (X strict_lower(W Kᵀ))ᵀ W, and the chunk's own logits;
 //   forward (per query chunk): scan key chunks leftwards with an online softmax, moving the
 //     queries across each chunk by one rank-64 update U ← U − (U Wᵀ) Y;
-//   backward: a key-major scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W), stores the 64×D
-//     key states of the chunk in flight (O(T·D) per resident block, never T²), then walks back
-//     accumulating dK̂, dV and the gradient of every chunk product P = I − Wᵀ X W, with dQ̂ through
-//     atomics; finally per-chunk kernels push dQ̂, dK̂, dP and the chunk's own logit gradients
-//     through the UT formulas to dq, dk, dw, dβ.
+//   backward (path_backward.cu, path_span.cu): the chunks are grouped into spans of s chunks. Each
+//     span's whole transform F_j = P_last ⋯ P_first is formed as a dense D×D matrix, keys are moved
+//     to their span's end (K̄) and queries to the end of every earlier span (Q⁽ʲ⁾, by the chunk
+//     updates inside their own span, then U ← U F_j). A logit whose key lies in an earlier span is
+//     then the plain product Q⁽ʲ⁾ K̄ᵀ, so those pairs (all but about 1/spans of them) run through
+//     the FlashAttention-2 backward of key_major_backward.cuh. Pairs inside one span take the chunk
+//     scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W) storing ≤ s key states per resident
+//     block, accumulating dK̂, dV and the gradient of every chunk product P = I − Wᵀ X W. Chain
+//     kernels carry dQ⁽ʲ⁾ back through the F_j and the in-span query moves (dF_j, dP), and per-chunk
+//     kernels push dQ̂, dK̂, dP and the chunk's own logit gradients through the UT formulas to dq,
+//     dk, dw, dβ. Workspace O(spans·T·D + T·D²/64), never T².
 // dw is the gradient with respect to the given (unit) w. Conventions: attention_cuda.h.
 #pragma once
 #include "core/attention/attention_cuda.h"
@@ -30,6 +36,7 @@ struct PathAttentionCudaArgs {
   const float* beta = nullptr;         // [BH, T] in (0, 2)
   const float* cum_log_gate = nullptr; // [BH, T] or null (PaTH without FoX)
   float gate_scale = 1;                // g
+  int64_t span_chunks = 0;             // backward: chunks per span (0: about an eighth of the chunks)
 };
 
 template <typename S>

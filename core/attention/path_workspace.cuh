@@ -7,13 +7,16 @@
 #include "core/attention/attention_tiles.cuh"
 #include "core/attention/path_cuda.h"
 
+#include <algorithm>
+
 namespace pathbench::cuda {
 
 template <typename S>
 struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
-  int state_blocks = 0;            // resident blocks of the backward scan, each with its own key states
-  int state_group = 1;             // key chunks per block of that scan
+  int64_t span_chunks = 1, spans = 1;  // backward: chunks per span s, spans ⌈chunks / s⌉
+  int state_blocks = 0;            // resident blocks of the in-span key scan, each with its own key states
+  int chain_blocks = 0;            // resident blocks of the query chain, each with its own query states
   // prep outputs (forward and backward)
   S* qh = nullptr;      // [BH, Tp, D] queries moved to their chunk's start
   S* kh = nullptr;      // [BH, Tp, D] keys moved to their chunk's end
@@ -33,21 +36,40 @@ struct PathWorkspace {
   float* dvc = nullptr;      // [BH, Tp, D] dV from other chunks' queries
   float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
-  S* states = nullptr;       // [state_blocks, chunks, 64·state_group, D] key states K̃ of the chunks in flight
+  S* states = nullptr;       // [state_blocks, s, 64, D] key states K̃ of the key chunk in flight
+  // spans (backward)
+  S* fspan = nullptr;        // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
+  S* prefix = nullptr;       // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (I at its first chunk)
+  S* kbar = nullptr;         // [BH, Tp, D] K̄: keys moved to their span's end
+  S* qspan = nullptr;        // [BH, spans, Tp, D] Q⁽ʲ⁾: queries of later spans moved to span j's end
+  float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the mover zeroes the rows it writes)
+  float* dkbar = nullptr;    // [BH, Tp, D] dK̄
+  float* dfspan = nullptr;   // [BH, spans, D, D] dF_j (atomics)
+  S* qstates = nullptr;      // [chain_blocks, s, 64, D] in-span query states of the query chunk in flight
   float* dm = nullptr;       // [BH, chunks, 64, 64] dM
   float* dy = nullptr;       // [BH, Tp, D] dY
   float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
   float* dw_part = nullptr;  // [BH, Tp, D] dw before the X and Gram terms
   size_t bytes = 0;
 
-  // Lays the buffers out over `base` (sizes only when base is null).
+  // Chunks per span: the requested count (at most all chunks), else ⌈chunks / 8⌉ so that about 1/8
+  // of the key–query chunk pairs fall inside a span.
+  static int64_t span_chunks_for(const PathAttentionCudaArgs<S>& a, int64_t chunks) {
+    if (a.span_chunks > 0) return std::min(a.span_chunks, chunks);
+    return std::max<int64_t>(1, (chunks + 7) / 8);
+  }
+
+  // Lays the buffers out over `base` (sizes only when base is null); the backward's persistent
+  // kernels keep per-block states for state_blocks and chain_blocks resident blocks.
   static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks,
-                             int state_group) {
+                             int chain_blocks) {
     PathWorkspace w;
     WorkspaceCarver c(base);
     const int64_t bh = a.batch_heads, d = a.head_dim;
     w.chunks = (a.length + tiles::kChunk - 1) / tiles::kChunk;
     w.padded = w.chunks * tiles::kChunk;
+    w.span_chunks = span_chunks_for(a, w.chunks);
+    w.spans = (w.chunks + w.span_chunks - 1) / w.span_chunks;
     const int64_t rows = bh * w.padded, cc = bh * w.chunks * tiles::kChunk * tiles::kChunk;
     w.qh = c.take<S>(rows * d);
     w.kh = c.take<S>(rows * d);
@@ -55,7 +77,7 @@ struct PathWorkspace {
     w.sd = c.take<float>(cc);
     if (backward) {
       w.state_blocks = state_blocks;
-      w.state_group = state_group;
+      w.chain_blocks = chain_blocks;
       w.yp = c.take<S>(rows * d);
       w.xs = c.take<S>(cc);
       w.sl = c.take<S>(cc);
@@ -68,7 +90,16 @@ struct PathWorkspace {
       w.dvc = c.take<float>(rows * d);
       w.dcc = c.take<float>(rows);
       w.dpm = c.take<float>(bh * w.chunks * d * d);
-      w.states = c.take<S>(int64_t(state_blocks) * state_group * w.padded * d);
+      const int64_t span_rows = w.span_chunks * tiles::kChunk;
+      w.states = c.take<S>(state_blocks * span_rows * d);
+      w.fspan = c.take<S>(bh * w.spans * d * d);
+      w.prefix = c.take<S>(bh * w.chunks * d * d);
+      w.kbar = c.take<S>(rows * d);
+      w.qspan = c.take<S>(bh * w.spans * w.padded * d);
+      w.dqspan = c.take<float>(bh * w.spans * w.padded * d);
+      w.dkbar = c.take<float>(rows * d);
+      w.dfspan = c.take<float>(bh * w.spans * d * d);
+      w.qstates = c.take<S>(chain_blocks * span_rows * d);
       w.dm = c.take<float>(cc);
       w.dy = c.take<float>(rows * d);
       w.dk_part = c.take<float>(rows * d);
@@ -84,6 +115,23 @@ struct PathWorkspace {
 template <typename S>
 void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool backward,
                       cudaStream_t stream);
+
+// The span kernels of the backward (path_span.cu), in the order the backward queues them:
+// fspan and prefix for the spans a query crosses (1 … spans−2);
+template <typename S>
+void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
+// kbar for every key chunk, qspan (with its dqspan rows zeroed) for every query chunk after span 0;
+template <typename S>
+void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
+// dQ⁽ʲ⁾ carried back through the F_j (into dfspan) and the in-span query moves (into dpm), added to dqh;
+template <typename S>
+void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
+// dfspan pushed to the dP of each span's chunks.
+template <typename S>
+void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
+// Resident blocks of the query-chain kernel (each keeps its own query states).
+template <typename S>
+int path_chain_blocks(const PathAttentionCudaArgs<S>& a);
 
 namespace tiles {
 
@@ -142,6 +190,18 @@ __device__ __forceinline__ void mask_acc(float (&acc)[NT][4], int row0, Keep kee
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       if (!keep(row0 + acc_row(e), acc_col(n, e))) acc[n][e] = 0.f;
+}
+
+// u ← u (I − Aᵀ B) for the warp's 16 rows u (accumulator layout, D columns) and one chunk's [64, D]
+// operand tiles A, B: with A = W, B = Y = X W a query crosses the chunk leftwards (u P); with A = W,
+// B = Xᵀ W a key crosses it rightwards (u Pᵀ); with A = W, B = Y a key gradient flows back (dK̃ P);
+// with A = Y, B = W a query gradient flows back (dU Pᵀ).
+template <int NTD, typename S>
+__device__ __forceinline__ void cross_chunk(float (&u)[NTD][4], const S* a, int lda, const S* b, int ldb) {
+  float t[8][4];
+  zero(t);
+  mma_acc<BLayout::NK>(t, u, a, lda);
+  mma_acc<BLayout::KN>(u, t, b, ldb, -1.f);
 }
 
 template <int NT>
