@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/optim/training_backend.h"
 #include "experiments/commands.h"
+#include "experiments/run_metadata.h"
 #include "experiments/sweep_runner.h"
 
 namespace pathbench {
@@ -64,6 +65,7 @@ void run_command(const RunCommandOptions& o) {
       } catch (const Error& e) {
         fmt::print("note: {} (a real run stops here)\n", e.what());
       }
+    fmt::print("results record git {}\n", source_git_state().dump());
     fmt::print("every run is valid (dry run: nothing trained)\n");
     return;
   }

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "core/attention/gpu_head_dims.h"
 #include "core/error.h"
 #include "core/precision.h"
 #include "core/rng.h"
@@ -21,7 +22,10 @@ const std::vector<OptionSpec>& top_level_specs() {
       {"schedule", OptionType::Object, json::object(), "learning-rate schedule (see `schedule`)"},
       {"training", OptionType::Object, json::object(), "steps, batches, evaluation, logging (see `training`)"},
       {"seed", OptionType::Int, 0, "seed of the initialization and the training data", 0.0, 9007199254740992.0},
-      {"device", OptionType::String, "cpu", "where the run computes (not part of the run hash)", {}, {}, {"cpu", "cuda"}},
+      {"device", OptionType::String, "cpu",
+       "where the run computes (not part of the run hash); cuda needs a head dimension d_model/n_heads of " +
+           gpu_head_dims_text(),
+       {}, {}, {"cpu", "cuda"}},
       {"precision", OptionType::String, "fp32",
        "precision of matrix products and attention on cuda (weights, optimizer and reductions stay fp32); the "
        "cpu computes fp32 only",
@@ -133,6 +137,10 @@ RunConfig RunConfig::from_json(const json& j, const std::string& where, const Ta
                             where, c.precision));
   c.threads = top["threads"];
   c.model = ModelConfig::from_json(top["model"], where + ": model");
+  if (c.device == "cuda" && !gpu_head_dim_supported(c.model.head_dim()))
+    throw Error(fmt::format("{}: model: keys 'd_model' {} / 'n_heads' {} give head dimension {}, but device 'cuda' "
+                            "supports head dimensions {} only",
+                            where, c.model.d_model, c.model.n_heads, c.model.head_dim(), gpu_head_dims_text()));
   c.task = tasks.canonical(top["task"], where + ": task");
 
   const json opt = resolve_options(optimizer_specs(), top["optimizer"], where + ": optimizer");

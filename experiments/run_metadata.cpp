@@ -1,12 +1,51 @@
-// Git state via the git program, build constants, UTC timestamps.
+// Git state via the git program or the environment, build constants, UTC timestamps.
 #include "experiments/run_metadata.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <ctime>
 
 #include "build_info.h"
+#include "core/error.h"
 #include "experiments/process.h"
 
 namespace pathbench {
+
+namespace {
+
+// The value of environment variable `name`; empty when unset.
+std::string env_value(const std::function<const char*(const char*)>& getenv, const char* name) {
+  const char* v = getenv(name);
+  return v ? v : "";
+}
+
+// The git state given by PATHBENCH_GIT_COMMIT / PATHBENCH_GIT_DIRTY; null when neither is set.
+json git_state_from_environment(const std::function<const char*(const char*)>& getenv) {
+  std::string commit = env_value(getenv, "PATHBENCH_GIT_COMMIT");
+  const std::string dirty = env_value(getenv, "PATHBENCH_GIT_DIRTY");
+  if (commit.empty()) {
+    if (!dirty.empty())
+      throw Error(fmt::format("environment variable PATHBENCH_GIT_DIRTY has value '{}' but PATHBENCH_GIT_COMMIT "
+                              "is not set (set both, or neither)",
+                              dirty));
+    return nullptr;
+  }
+  const bool hex = std::all_of(commit.begin(), commit.end(), [](unsigned char c) { return std::isxdigit(c); });
+  if (!hex || commit.size() < 7 || commit.size() > 40)
+    throw Error(fmt::format("environment variable PATHBENCH_GIT_COMMIT has value '{}' (expected a commit id of 7 "
+                            "to 40 hex digits, e.g. from `git rev-parse HEAD`)",
+                            commit));
+  if (!dirty.empty() && dirty != "0" && dirty != "1")
+    throw Error(fmt::format("environment variable PATHBENCH_GIT_DIRTY has value '{}' (expected 0 or 1)", dirty));
+  std::transform(commit.begin(), commit.end(), commit.begin(), [](unsigned char c) { return std::tolower(c); });
+  return json{{"commit", commit}, {"dirty", dirty.empty() ? json(nullptr) : json(dirty == "1")},
+              {"from", "PATHBENCH_GIT_COMMIT"}};
+}
+
+}  // namespace
 
 json git_state(const std::string& dir) {
   const ProcessResult head = run_process({"git", "-C", dir, "rev-parse", "HEAD"}, true);
@@ -22,7 +61,14 @@ json git_state(const std::string& dir) {
   return json{{"commit", commit}, {"dirty", dirty}};
 }
 
-json source_git_state() { return git_state(PATHBENCH_SOURCE_ROOT); }
+json source_git_state(const std::function<const char*(const char*)>& getenv) {
+  json given = git_state_from_environment(getenv);
+  return given.is_null() ? git_state(PATHBENCH_SOURCE_ROOT) : given;
+}
+
+json source_git_state() {
+  return source_git_state([](const char* name) -> const char* { return std::getenv(name); });
+}
 
 json build_description() { return json{{"flags", PATHBENCH_BUILD_FLAGS}, {"type", PATHBENCH_BUILD_TYPE}}; }
 

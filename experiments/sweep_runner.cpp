@@ -56,6 +56,7 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
     total_steps += s.run->config.training.steps;
   }
   summary.skipped = summary.in_shard - to_run;
+  const json git = source_git_state();  // before the folder: a bad PATHBENCH_GIT_COMMIT writes nothing
   std::error_code ec;
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) throw Error(fmt::format("cannot create the results folder '{}': {}", options.out_dir, ec.message()));
@@ -63,7 +64,6 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
                                summary.planned, summary.in_shard, options.shard.text(), summary.skipped, to_run,
                                options.out_dir));
   progress.begin_sweep(to_run, total_steps);
-  const json git = source_git_state();
   const int default_threads = omp_get_max_threads();
   for (const RunState& s : states) {
     if (s.previous == "done") continue;

@@ -2,9 +2,12 @@
 // differences in float64 (odd sizes included).
 #include <catch2/catch.hpp>
 
+#include "core/error.h"
+
 #include "core/ops/activations.h"
 #include "core/ops/cross_entropy.h"
 #include "core/ops/embedding.h"
+#include "core/ops/gemm_shape.h"
 #include "core/ops/linear.h"
 #include "core/ops/rmsnorm.h"
 #include "tests/test_support.h"
@@ -127,4 +130,25 @@ TEST_CASE("masked cross-entropy forward and backward", "[ops]") {
   for (int j = 0; j < v; ++j) CHECK(dlogits[1 * v + j] == 0.0);
   std::vector<float> none(n, 0.0f);
   CHECK(cross_entropy_forward(logits.data(), targets.data(), none.data(), probs.data(), n, v) == 0.0);
+}
+
+TEST_CASE("matrix product shapes are checked before they reach cuBLAS", "[ops]") {
+  using Catch::Contains;
+  // y[5, 7] = x[5, 3] · W[7, 3]ᵀ and the weight gradient dW[7, 3] = dy[5, 7]ᵀ · x[5, 3], as cuda_linear calls them.
+  CHECK_NOTHROW(check_gemm_shape({false, true, 5, 7, 3, 3, 3, 7}, "forward"));
+  CHECK_NOTHROW(check_gemm_shape({true, false, 7, 3, 5, 7, 3, 3}, "weight gradient"));
+  CHECK_NOTHROW(check_gemm_shape({false, false, 0, 7, 3, 3, 7, 7}, "empty batch"));
+  CHECK_NOTHROW(check_gemm_shape({false, false, 2, 2, 2, 4, 4, 4}, "strided"));
+  CHECK_THROWS_WITH(check_gemm_shape({false, true, -1, 4, 4, 4, 4, 4}, "linear_forward"),
+                    Contains("linear_forward: matrix product C[-1, 4] = A[-1, 4] · Bᵀ[4, 4]") &&
+                        Contains("sizes must be >= 0"));
+  CHECK_THROWS_WITH(check_gemm_shape({false, false, 2, 3, int64_t(1) << 31, 1 << 30, 3, 3}, "big"),
+                    Contains("sizes exceed 2147483647"));
+  // Each stride must cover its stored row: A is [k, m] when transposed, B is [n, k] when transposed.
+  CHECK_THROWS_WITH(check_gemm_shape({false, false, 2, 3, 4, 3, 3, 3}, "op"), Contains("lda must be >= 4"));
+  CHECK_THROWS_WITH(check_gemm_shape({true, false, 5, 3, 4, 4, 3, 3}, "op"), Contains("lda must be >= 5"));
+  CHECK_THROWS_WITH(check_gemm_shape({false, true, 2, 3, 4, 4, 3, 3}, "op"), Contains("ldb must be >= 4"));
+  CHECK_THROWS_WITH(check_gemm_shape({false, false, 2, 3, 4, 4, 3, 2}, "op"), Contains("ldc must be >= 3"));
+  CHECK_THROWS_WITH(check_gemm_shape({false, false, 2, 0, 0, 0, 1, 1}, "op"), Contains("lda must be >= 1"));
+  CHECK_THROWS_AS(check_gemm_shape({false, false, 2, 3, 4, 4, 3, 2}, "op"), Error);
 }

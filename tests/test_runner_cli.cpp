@@ -114,6 +114,23 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
 }
 
+TEST_CASE("a cuda run with a head dimension the GPU kernels lack is rejected before anything runs", "[runner]") {
+  // Checked from the config alone, so builds without CUDA reject it too.
+  const std::string dir = fresh_temp_dir("cuda-head-dim");
+  const std::string config = dir + "/wide.json";
+  write_file_atomically(config, R"({"model": {"n_layers": 1, "d_model": 192, "n_heads": 4},
+    "task": {"name": "flipflop", "length": 16}, "training": {"steps": 2, "batch_size": 2}, "device": "cuda"})");
+  const std::string message = config + ": model: keys 'd_model' 192 / 'n_heads' 4 give head dimension 48, but "
+                              "device 'cuda' supports head dimensions 16, 32, 64 or 128 only";
+  CHECK_THROWS_WITH(cli({"run", config, "--dry-run", "--out", dir + "/results"}), message);
+  CHECK_THROWS_WITH(cli({"run", config, "--out", dir + "/results"}), message);
+  CHECK_FALSE(fs::exists(dir + "/results"));
+  // The same shape on the CPU, or at head dimension 64 on the GPU, passes validation.
+  cli({"run", config, "--dry-run", "--set", "device=cpu", "--out", dir + "/results"});
+  cli({"run", config, "--dry-run", "--set", "model.n_heads=3", "--out", dir + "/results"});
+  CHECK_FALSE(fs::exists(dir + "/results"));
+}
+
 TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
   SlurmOptions o;
   o.pathbench = "/opt/pathbench/build/pathbench";

@@ -111,7 +111,9 @@ TEST_CASE("run ids are readable and hashes identify the semantic config", "[runn
   // Same semantics written differently: defaults spelled out, key order, non-semantic keys.
   CHECK(hash_with({"optimizer.beta1=0.9", "model.encoding_options={\"base\": 10000}", "training.eval_seed=0"}) ==
         base.hash);
-  CHECK(hash_with({"threads=2", "device=cuda", "training.log_every=1", "training.checkpoint_every=3"}) == base.hash);
+  CHECK(hash_with({"threads=2", "training.log_every=1", "training.checkpoint_every=3"}) == base.hash);
+  // (width 32: head dimension 16, which device cuda takes)
+  CHECK(hash_with({"model.d_model=32", "device=cuda"}) == hash_with({"model.d_model=32"}));
   json reordered = json::parse(tiny_run_config().dump());  // keys are kept sorted: order cannot matter
   CHECK(plan(reordered)[0].hash == base.hash);
   // A name prefixes the id but not the hash.

@@ -2,8 +2,12 @@
 // kill, NaN and failing runs, sharding, and devices.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "core/device.h"
@@ -11,6 +15,7 @@
 #include "experiments/file_output.h"
 #include "experiments/result_file.h"
 #include "experiments/results_table.h"
+#include "experiments/run_metadata.h"
 #include "experiments/sweep_runner.h"
 #include "tests/runner_fixture.h"
 
@@ -31,6 +36,33 @@ SweepSummary run(const std::vector<PlannedRun>& runs, const std::string& dir, Sh
   SweepProgress quiet(nullptr, SweepProgress::Mode::Quiet);
   return run_sweep(runs, options, quiet);
 }
+
+// An environment holding only `vars`, for functions that take a getenv.
+std::function<const char*(const char*)> env(std::map<std::string, std::string> vars) {
+  return [vars](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+// Sets an environment variable for its lifetime (restoring the earlier value or its absence).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 json sweep_of(const json& grid) {
   json doc = tiny_run_config();
@@ -258,12 +290,6 @@ TEST_CASE("shards cover every run exactly once", "[runner]") {
 }
 
 TEST_CASE("Slurm array variables select the shard", "[runner]") {
-  auto env = [](std::map<std::string, std::string> vars) {
-    return [vars](const char* name) -> const char* {
-      const auto it = vars.find(name);
-      return it == vars.end() ? nullptr : it->second.c_str();
-    };
-  };
   CHECK_FALSE(slurm_array_shard(env({})).has_value());
   const auto a = slurm_array_shard(env({{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"}}));
   REQUIRE(a);
@@ -276,9 +302,44 @@ TEST_CASE("Slurm array variables select the shard", "[runner]") {
   CHECK_THROWS_AS(slurm_array_shard(env({{"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}})), Error);
 }
 
+TEST_CASE("PATHBENCH_GIT_COMMIT gives the commit results record", "[runner]") {
+  using Catch::Contains;
+  const std::string sha = "0123456789abcdef0123456789abcdef01234567";
+  CHECK(source_git_state(env({{"PATHBENCH_GIT_COMMIT", sha}, {"PATHBENCH_GIT_DIRTY", "1"}})) ==
+        json{{"commit", sha}, {"dirty", true}, {"from", "PATHBENCH_GIT_COMMIT"}});
+  CHECK(source_git_state(env({{"PATHBENCH_GIT_COMMIT", "ABCDEF1"}, {"PATHBENCH_GIT_DIRTY", "0"}})) ==
+        json{{"commit", "abcdef1"}, {"dirty", false}, {"from", "PATHBENCH_GIT_COMMIT"}});
+  CHECK(source_git_state(env({{"PATHBENCH_GIT_COMMIT", "abcdef1"}}))["dirty"].is_null());
+  // Unset or empty: git answers (a commit, or null with the reason where there is no repository).
+  const json from_git = source_git_state(env({{"PATHBENCH_GIT_COMMIT", ""}}));
+  CHECK_FALSE(from_git.contains("from"));
+  CHECK((from_git["commit"].is_string() || from_git.contains("error")));
+  // Malformed values are errors naming the variable and the value.
+  for (const std::string bad : {"abcdef", "g123456789", "0123456789abcdef0123456789abcdef012345678", "HEAD"})
+    CHECK_THROWS_WITH(source_git_state(env({{"PATHBENCH_GIT_COMMIT", bad}})),
+                      Contains("PATHBENCH_GIT_COMMIT has value '" + bad + "'") && Contains("7 to 40 hex digits"));
+  CHECK_THROWS_WITH(source_git_state(env({{"PATHBENCH_GIT_COMMIT", sha}, {"PATHBENCH_GIT_DIRTY", "yes"}})),
+                    Contains("PATHBENCH_GIT_DIRTY has value 'yes'"));
+  CHECK_THROWS_WITH(source_git_state(env({{"PATHBENCH_GIT_DIRTY", "1"}})), Contains("PATHBENCH_GIT_COMMIT is not set"));
+
+  // Through a sweep: the result records the commit; a malformed value stops it before any file.
+  const auto runs = plan(tiny_run_config());
+  const std::string dir = fresh_temp_dir("git-env");
+  {
+    const ScopedEnv commit("PATHBENCH_GIT_COMMIT", "abcdef1234567");
+    REQUIRE(run(runs, dir + "/ok").done == 1);
+  }
+  CHECK(load_results(dir + "/ok")[0]["git"] == json{{"commit", "abcdef1234567"}, {"dirty", nullptr},
+                                                    {"from", "PATHBENCH_GIT_COMMIT"}});
+  const ScopedEnv commit("PATHBENCH_GIT_COMMIT", "not-a-commit");
+  CHECK_THROWS_WITH(run(runs, dir + "/bad"), Contains("PATHBENCH_GIT_COMMIT"));
+  CHECK_FALSE(fs::exists(dir + "/bad"));
+}
+
 TEST_CASE("an unavailable device stops the sweep before any run", "[runner]") {
   const std::string dir = fresh_temp_dir("device");
   json doc = sweep_of(json{{"seed", {0, 1}}});
+  doc["model"]["d_model"] = 32;  // the GPU kernels take head dimensions 16, 32, 64 and 128
   doc["grid"]["device"] = {"cpu", "cuda"};
   // Same hash for cpu and cuda: the device is not part of what a run computes.
   CHECK_THROWS_WITH(plan(doc), Catch::Contains("same run"));
@@ -288,7 +349,7 @@ TEST_CASE("an unavailable device stops the sweep before any run", "[runner]") {
   CHECK_THROWS_WITH(plan(doc), Catch::Contains("'precision'") && Catch::Contains("bf16") && Catch::Contains("cpu"));
   if (cuda_device_available()) return;  // the [cuda] tests train there
   doc["device"] = "cuda";
-  CHECK_THROWS_WITH(run(plan(doc), dir), Catch::Contains("device 'cuda'"));
+  CHECK_THROWS_WITH(run(plan(doc), dir), Catch::Contains("device 'cuda'") && !Catch::Contains("head dimension"));
   CHECK(count_files(dir, ".json") == 0);
 }
 

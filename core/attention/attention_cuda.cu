@@ -4,6 +4,7 @@
 
 #include "core/attention/attention_cuda.h"
 #include "core/attention/attention_tiles.cuh"
+#include "core/attention/gpu_head_dims.h"
 #include "core/error.h"
 
 namespace pathbench::cuda {
@@ -24,8 +25,9 @@ void check_attention_shape(int64_t batch_heads, int64_t length, int64_t head_dim
   if (batch_heads <= 0 || length <= 0)
     throw Error(function + ": batch_heads (" + std::to_string(batch_heads) + ") and length (" + std::to_string(length) +
                 ") must be positive");
-  if (head_dim != 16 && head_dim != 32 && head_dim != 64 && head_dim != 128)
-    throw Error(function + ": head_dim " + std::to_string(head_dim) + " is not supported (16, 32, 64 or 128)");
+  if (!gpu_head_dim_supported(head_dim))
+    throw Error(function + ": head_dim " + std::to_string(head_dim) + " is not supported (" + gpu_head_dims_text() +
+                ")");
   if (batch_heads > 65535)
     throw Error(function + ": batch_heads " + std::to_string(batch_heads) + " exceeds the grid limit 65535");
 }

@@ -32,7 +32,8 @@ void check_cuda(cudaError_t status, const std::string& what);
 void check_launch(const std::string& kernel);
 // Throws pathbench::Error naming `function` when the workspace is smaller than `needed` bytes.
 void check_workspace(const Workspace& ws, size_t needed, const std::string& function);
-// Throws pathbench::Error unless head_dim is one of 16, 32, 64, 128 and length, batch_heads > 0.
+// Throws pathbench::Error unless head_dim is one of kGpuHeadDims (gpu_head_dims.h) and length,
+// batch_heads > 0.
 void check_attention_shape(int64_t batch_heads, int64_t length, int64_t head_dim, const std::string& function);
 
 // Carves consecutive 256-byte-aligned pieces out of a workspace (sizing pass when data is null).

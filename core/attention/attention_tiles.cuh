@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "core/attention/attention_cuda.h"
+#include "core/attention/gpu_head_dims.h"
 
 namespace pathbench::cuda::tiles {
 
@@ -347,16 +348,14 @@ __device__ __forceinline__ int acc_row(int e) { return lane_id() / 4 + 8 * (e >>
 
 namespace pathbench::cuda {
 
-// Calls f.template operator()<D>() for the runtime head dimension (16, 32, 64 or 128; checked by
-// check_attention_shape before).
+// Calls f.template operator()<D>() for the runtime head dimension, one of kGpuHeadDims (checked by
+// check_attention_shape before; any other value throws).
 template <typename F>
 void with_head_dim(int64_t head_dim, F&& f) {
-  switch (head_dim) {
-    case 16: f.template operator()<16>(); break;
-    case 32: f.template operator()<32>(); break;
-    case 64: f.template operator()<64>(); break;
-    default: f.template operator()<128>(); break;
-  }
+  const bool dispatched = [&]<size_t... I>(std::index_sequence<I...>) {
+    return ((head_dim == kGpuHeadDims[I] && (f.template operator()<kGpuHeadDims[I]>(), true)) || ...);
+  }(std::make_index_sequence<kGpuHeadDims.size()>());
+  if (!dispatched) check_attention_shape(1, 1, head_dim, "with_head_dim");
 }
 
 // Launches kernel<<<grid, threads, smem, stream>>>(args...), raising its dynamic shared-memory limit

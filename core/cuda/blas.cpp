@@ -2,6 +2,8 @@
 // swap places and each keeps its own transpose flag.
 #include "core/cuda/blas.h"
 
+#include "core/ops/gemm_shape.h"
+
 namespace pathbench::cuda {
 
 namespace {
@@ -24,8 +26,9 @@ cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
 }  // namespace
 
-void gemm(const Context& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-          const void* a, int64_t lda, const void* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+void gemm(const Context& ctx, const char* what, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          float alpha, const void* a, int64_t lda, const void* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  check_gemm_shape(GemmShape{trans_a, trans_b, m, n, k, lda, ldb, ldc}, what);
   const Types t = types_for(ctx.precision());
   PATHBENCH_CUBLAS_CHECK(cublasGemmEx(ctx.blas(), op(trans_b), op(trans_a), int(n), int(m), int(k), &alpha, b,
                                       t.operand, int(ldb), a, t.operand, int(lda), &beta, c, CUDA_R_32F, int(ldc),

@@ -34,15 +34,18 @@ const void* weight_operand(const Context& ctx, const WeightRef& w) {
 void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, float* y, int64_t n, int64_t in, int64_t out,
                     bool accumulate) {
   const void* xa = operand(ctx, x, n * in, 0);
-  gemm(ctx, false, true, n, out, in, 1.0f, xa, in, weight_operand(ctx, w), in, accumulate ? 1.0f : 0.0f, y, out);
+  gemm(ctx, "linear_forward", false, true, n, out, in, 1.0f, xa, in, weight_operand(ctx, w), in,
+       accumulate ? 1.0f : 0.0f, y, out);
 }
 
 void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, float* dx, int64_t n,
                      int64_t in, int64_t out, bool accumulate_dx) {
   const void* dya = operand(ctx, dy, n * out, 1);
-  if (dx) gemm(ctx, false, false, n, in, out, 1.0f, dya, out, weight_operand(ctx, w), in, accumulate_dx ? 1.0f : 0.0f, dx, in);
+  if (dx)
+    gemm(ctx, "linear_backward (input gradient)", false, false, n, in, out, 1.0f, dya, out, weight_operand(ctx, w), in,
+         accumulate_dx ? 1.0f : 0.0f, dx, in);
   const void* xa = operand(ctx, x, n * in, 0);
-  gemm(ctx, true, false, out, in, n, 1.0f, dya, out, xa, in, 1.0f, w.grad, in);
+  gemm(ctx, "linear_backward (weight gradient)", true, false, out, in, n, 1.0f, dya, out, xa, in, 1.0f, w.grad, in);
 }
 
 }  // namespace pathbench::cuda
