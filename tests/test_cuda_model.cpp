@@ -418,7 +418,8 @@ EncodingResults cpu_encoding_results(const std::string& name, const AttentionDim
 // One encoding's GPU forward and backward (storage S) against its CPU implementation in float64 on
 // the same inputs (rounded to bf16 where the GPU stores bf16), tensor by tensor. fp32: relative
 // error ≤ 1e-5. bf16: ≤ 1e-2, or, for a result that the float64 reference itself moves by more
-// when every input and parameter changes by one bf16 unit roundoff (2⁻⁸), ≤ 3× that movement: the
+// when every input and parameter changes by one bf16 unit roundoff (2⁻⁸), ≤ 3× that movement (the
+// largest of three trials; measured GPU errors are about 1× it): the
 // kernels round intermediates (probabilities, moved keys, transforms) to bf16, which is such a
 // change, and sums over tokens that cancel (gate and β biases, dx through them) are ill-conditioned
 // — their exact values move by up to ≈ 8e-2 under it (the movement is printed beside the error).
@@ -633,8 +634,9 @@ TEST_CASE("GPU model loss and gradients match the CPU model per encoding and pre
 
         // Per tensor: fp32 ≤ 1e-5; tf32 and bf16 within the precision's product bound (2e-3, 1e-2)
         // or within 2× the float64 gradient's own movement under parameters changed by one unit
-        // roundoff — the bound of check_encoding, for the small tensors that sum over every token
-        // (norm gains, gate and β biases) and, in bf16, for everything behind a second layer.
+        // roundoff (as check_encoding; measured GPU errors are 0.5–0.8× that movement here): the
+        // small tensors that sum over every token (norm gains, gate and β biases) and, in bf16,
+        // the gradients behind a second layer move by 2e-2 to 4e-1 under bf16-sized changes.
         const std::vector<double> movement =
             precision == Precision::fp32
                 ? std::vector<double>(got.entries().size(), 0.0)
