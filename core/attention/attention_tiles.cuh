@@ -99,6 +99,21 @@ __device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t 
   }
 }
 
+// Starts copying `n` per-row fp32 values (rows at or past `valid` get zeros; gmem may be null when
+// valid is 0) with 4-byte cp.async, so they arrive with the tiles of the same commit group.
+template <int NTHREADS = kThreads>
+__device__ __forceinline__ void load_row_values_async(float* smem, const float* gmem, int n, int valid) {
+  for (int i = int(threadIdx.x); i < n; i += NTHREADS) {
+    if (!gmem || valid <= 0) {
+      smem[i] = 0.f;
+      continue;
+    }
+    const unsigned addr = unsigned(__cvta_generic_to_shared(smem + i));
+    const float* src = gmem + (i < valid ? i : valid - 1);  // not read when the size is 0
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(src), "r"(i < valid ? 4 : 0));
+  }
+}
+
 // Copies `n` per-row fp32 values (rows past `valid` get `fill`) with plain loads.
 template <int NTHREADS = kThreads>
 __device__ __forceinline__ void load_row_values(float* smem, const float* gmem, int n, int valid, float fill) {

@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
   S* sdo = sq + kStages * L::tile;  // [stages][64, D]
   S* sds = sdo + kStages * L::tile;  // [64 keys, 64 queries] dSᵀ
   float* sgk = reinterpret_cast<float*>(sds + kChunk * lds);  // [64] key gates
-  float* slse = sgk + kChunk;                                  // [stages][64] lse in log2 units
+  float* slse = sgk + kChunk;                                  // [stages][64] lse (natural log)
   float* sdelta = slse + kStages * kChunk;
   float* sgq = sdelta + kStages * kChunk;
 
@@ -81,16 +81,13 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
     const int st = qb % kStages, q0 = qb * kChunk;
     load_tile_async<S, kChunk, D>(sq + st * L::tile, q + int64_t(q0) * D, D, T - q0);
     load_tile_async<S, kChunk, D>(sdo + st * L::tile, dout + int64_t(q0) * D, D, T - q0);
-    for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
-      const bool in = q0 + i < T;
-      slse[st * kChunk + i] = in ? a.lse[base + q0 + i] * kLog2e : 0.f;
-      sdelta[st * kChunk + i] = in ? a.delta[base + q0 + i] : 0.f;
-      sgq[st * kChunk + i] = in && gate ? gate[q0 + i] : 0.f;
-    }
+    load_row_values_async(slse + st * kChunk, a.lse + base + q0, kChunk, T - q0);
+    load_row_values_async(sdelta + st * kChunk, a.delta + base + q0, kChunk, T - q0);
+    if (gate) load_row_values_async(sgq + st * kChunk, gate + q0, kChunk, T - q0);
   };
   load_tile_async<S, kChunk, D>(sk, a.k + (bh * a.k_slice + k0) * D, D, T - k0);
   load_tile_async<S, kChunk, D>(sv, a.v + (base + k0) * D, D, T - k0);
-  load_row_values(sgk, gate ? gate + k0 : nullptr, kChunk, gate ? T - k0 : 0, 0.f);
+  if (gate) load_row_values_async(sgk, gate + k0, kChunk, T - k0);
   if (first < nblocks) issue(first);
   cp_async_commit();
 
@@ -120,7 +117,7 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
       for (int e = 0; e < 4; ++e) {
         const int il = acc_col(n, e), jl = 16 * w + acc_row(e);
         const bool visible = q0 + il < T && (kCausal ? k0 + jl <= q0 + il : k0 + jl < T);
-        float xv = p[n][e] * scale2 - slse[st * kChunk + il];
+        float xv = p[n][e] * scale2 - slse[st * kChunk + il] * kLog2e;
         if (gate) xv += gate2 * (sgq[st * kChunk + il] - sgk[jl]);
         const float pv = visible ? exp2f(xv) : 0.f;
         p[n][e] = pv;

@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
     const int st = kb & 1, k0 = kb * kChunk;
     load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
     load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
-    if (gate) load_row_values(sgate + st * kChunk, gate + k0, kChunk, T - k0, 0.f);
+    if (gate) load_row_values_async(sgate + st * kChunk, gate + k0, kChunk, T - k0);
   };
   load_tile_async<S, kChunk, D>(sq, q + int64_t(q0) * D, D, T - q0);
   issue(0);
