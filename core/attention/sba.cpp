@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/attention/attention_rows.h"
+#include "core/attention/backward_slice.h"
 #include "core/attention/kernel_args.h"
 #include "core/attention/registry_entry.h"
 #include "core/linalg.h"
@@ -68,22 +69,13 @@ void stick_breaking_forward(const StickBreakingArgs<T>& a, T* o) {
 
 template <typename T>
 void stick_breaking_backward(const StickBreakingArgs<T>& a, const T*, const T* d_o, T* dq, T* dk, T* dv) {
-  const int64_t len = a.length, d = a.head_dim;
+  const int64_t len = a.length;
 #pragma omp parallel
   {
     Matrix<T> z, w, g;  // [rows, r1] logits (then σ(z)), weights, then gradients
 #pragma omp for schedule(static)
     for (int64_t slice = 0; slice < a.batch_heads; ++slice) {
-      const int64_t off = slice * len * d;
-      auto q = as_matrix(a.q + off, len, d);
-      auto k = as_matrix(a.k + off, len, d);
-      auto v = as_matrix(a.v + off, len, d);
-      auto dout = as_matrix(d_o + off, len, d);
-      auto dq_m = as_matrix(dq + off, len, d);
-      auto dk_m = as_matrix(dk + off, len, d);
-      auto dv_m = as_matrix(dv + off, len, d);
-      dk_m.setZero();
-      dv_m.setZero();
+      auto [q, k, v, dout, dq_m, dk_m, dv_m] = backward_slice(a, d_o, dq, dk, dv, slice);
       for (int64_t r0 = 0; r0 < len; r0 += kRowBlock) {
         const int64_t r1 = std::min(len, r0 + kRowBlock), rows = r1 - r0;
         block_weights(a, slice, r0, r1, z, w);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/attention/attention_rows.h"
+#include "core/attention/backward_slice.h"
 #include "core/linalg.h"
 
 namespace pathbench {
@@ -59,17 +60,8 @@ void softmax_attention_backward(const SoftmaxAttentionArgs<T>& a, const T* o, co
     Vector<T> delta;  // [rows] Σ_d dO·O per row
 #pragma omp for schedule(static)
     for (int64_t slice = 0; slice < a.batch_heads; ++slice) {
-      const int64_t off = slice * len * d;
-      auto q = as_matrix(a.q + off, len, d);
-      auto k = as_matrix(a.k + off, len, d);
-      auto v = as_matrix(a.v + off, len, d);
-      auto out = as_matrix(o + off, len, d);
-      auto dout = as_matrix(d_o + off, len, d);
-      auto dq_m = as_matrix(dq + off, len, d);
-      auto dk_m = as_matrix(dk + off, len, d);
-      auto dv_m = as_matrix(dv + off, len, d);
-      dk_m.setZero();
-      dv_m.setZero();
+      auto [q, k, v, dout, dq_m, dk_m, dv_m] = backward_slice(a, d_o, dq, dk, dv, slice);
+      auto out = as_matrix(o + slice * len * d, len, d);
       T* dc = d_cum_log_gate ? d_cum_log_gate + slice * len : nullptr;
       if (dc) std::fill(dc, dc + len, T(0));
       for (int64_t r0 = 0; r0 < len; r0 += kRowBlock) {
