@@ -38,6 +38,7 @@
 #include "core/optim/trainer.h"
 #include "core/optim/training_backend.h"
 #include "core/rng.h"
+#include "tests/test_support.h"
 
 namespace pathbench {
 namespace {
@@ -461,9 +462,8 @@ void check_encoding(const std::string& name, const AttentionDims& dims, uint64_t
       for (auto* t : {&xp, &qp, &kp, &vp, &dop, &pp.values()}) perturb(*t, rng, std::ldexp(1.0, -8));
       const EncodingResults moved = cpu_encoding_results(name, dims, pp, xp, qp, kp, vp, dop);
       for (size_t i = 0; i < movement.size(); ++i)
-        movement[i] = std::max(movement[i], rel_error(std::vector<float>(moved.tensors[i].second.begin(),
-                                                                         moved.tensors[i].second.end()),
-                                                      ref.tensors[i].second));
+        movement[i] =
+            std::max(movement[i], testing::relative_error(moved.tensors[i].second, ref.tensors[i].second));
     }
 
   auto x_d = to_device(x, s);
@@ -590,10 +590,10 @@ std::vector<double> gradient_movement(const ModelConfig& config, const std::vect
     movement.resize(entries.size(), 0.0);
     for (size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
-      const std::vector<float> g(moved.params().grads().begin() + e.offset,
-                                 moved.params().grads().begin() + e.offset + e.size);
-      movement[i] = std::max(movement[i], rel_error(g, std::vector<double>(grads.begin() + e.offset,
-                                                                            grads.begin() + e.offset + e.size)));
+      const auto slice = [&](const std::vector<double>& v) {
+        return std::vector<double>(v.begin() + e.offset, v.begin() + e.offset + e.size);
+      };
+      movement[i] = std::max(movement[i], testing::relative_error(slice(moved.params().grads()), slice(grads)));
     }
   }
   return movement;
