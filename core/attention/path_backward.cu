@@ -458,7 +458,7 @@ int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
 
 template <typename S>
 PathWorkspace<S> backward_layout(void* base, const PathAttentionCudaArgs<S>& a) {
-  return PathWorkspace<S>::carve(base, a, true, span_scan_blocks(a), path_chain_blocks(a));
+  return PathWorkspace<S>::carve(base, a, true, span_scan_blocks(a));
 }
 
 }  // namespace

@@ -7,16 +7,17 @@
 //   forward (per query chunk): scan key chunks leftwards with an online softmax, moving the
 //     queries across each chunk by one rank-64 update U ← U − (U Wᵀ) Y;
 //   backward (path_backward.cu, path_span.cu): the chunks are grouped into spans of s chunks. Each
-//     span's whole transform F_j = P_last ⋯ P_first is formed as a dense D×D matrix, keys are moved
-//     to their span's end (K̄) and queries to the end of every earlier span (Q⁽ʲ⁾, by the chunk
-//     updates inside their own span, then U ← U F_j). A logit whose key lies in an earlier span is
-//     then the plain product Q⁽ʲ⁾ K̄ᵀ, so those pairs (all but about 1/spans of them) run through
-//     the FlashAttention-2 backward of key_major_backward.cuh. Pairs inside one span take the chunk
-//     scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W) storing ≤ s key states per resident
-//     block, accumulating dK̂, dV and the gradient of every chunk product P = I − Wᵀ X W. Chain
-//     kernels carry dQ⁽ʲ⁾ back through the F_j and the in-span query moves (dF_j, dP), and per-chunk
-//     kernels push dQ̂, dK̂, dP and the chunk's own logit gradients through the UT formulas to dq,
-//     dk, dw, dβ. Workspace O(spans·T·D + T·D²/64), never T².
+//     span's whole transform F_j = P_last ⋯ P_first and its prefixes R_m = P_{m−1} ⋯ P_first are
+//     formed as dense D×D matrices, keys are moved to their span's end (K̄) and queries to the end
+//     of every earlier span (Q⁽ʲ⁾: Q̂_m R_m to their own span's start, then U ← U F_j). A logit
+//     whose key lies in an earlier span is then the plain product Q⁽ʲ⁾ K̄ᵀ, so those pairs (all but
+//     about 1/spans of them) run through the FlashAttention-2 backward of key_major_backward.cuh.
+//     Pairs inside one span take the chunk scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W)
+//     storing ≤ s key states per resident block, accumulating dK̂, dV and the gradient of every
+//     chunk product P = I − Wᵀ X W. A chain kernel carries dQ⁽ʲ⁾ back through the F_j (dF_j) and
+//     the prefixes (dQ̂), a span kernel turns dF_j and the prefixes' gradients into each chunk's dP,
+//     and per-chunk kernels push dQ̂, dK̂, dP and the chunk's own logit gradients through the UT
+//     formulas to dq, dk, dw, dβ. Workspace O(spans·T·D + T·D²/64), never T².
 // dw is the gradient with respect to the given (unit) w. Conventions: attention_cuda.h.
 #pragma once
 #include "core/attention/attention_cuda.h"

@@ -1,13 +1,14 @@
 // PaTH backward, CUDA: the span kernels (algorithm in path_cuda.h). A span j of s chunks has the
-// dense D×D transform F_j = P_last ⋯ P_first (P = I − Wᵀ Y, Y = X W): a query at the span's end
-// crosses it as U F_j. Queries of later spans are materialized at the end of every earlier span
+// dense D×D transform F_j = P_last ⋯ P_first (P = I − Wᵀ Y, Y = X W) and prefixes R_m = P_{m−1} ⋯
+// P_first: a query at the span's end crosses it as U F_j, and chunk m's queries Q̂_m reach the span's
+// start as Q̂_m R_m. Queries of later spans are materialized at the end of every earlier span
 // (Q⁽ʲ⁾), keys at the end of their own span (K̄), so cross-span logits are Q⁽ʲ⁾ K̄ᵀ. Kernels:
-//   span transforms:  F_j and the prefixes R_m = P_{m−1} ⋯ P_first, one block per span;
-//   movers:           K̄ (in-span chunk moves) and Q⁽ʲ⁾ (in-span moves, then the F_j), per chunk;
-//   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, then back through the
-//                     in-span moves (dP_m += V_{m+1}ᵀ G, G ← G P_mᵀ) into dQ̂ (persistent blocks
-//                     keep the in-span query states V);
-//   span gradients:   dP_m += A_m R_mᵀ with A_last = dF_j, A_{m−1} = P_mᵀ A_m, one block per span.
+//   span transforms:  F_j and the prefixes R_m, one block per span after the first;
+//   movers:           K̄ (in-span chunk moves) and Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk;
+//   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per query chunk; the
+//                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
+//   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
+//                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
 #include "core/attention/path_workspace.cuh"
 #include "core/error.h"
 
@@ -23,21 +24,22 @@ __device__ __forceinline__ void store_square(S* dst, const float* src, int ldf) 
   for (int i = int(threadIdx.x); i < D * D; i += kThreads) dst[i] = from_float<S>(src[(i / D) * ldf + i % D]);
 }
 
-// M ← M − Xᵀ B for a D×D matrix M kept in shared memory in fp32 (row stride ldf) and, for bf16, as
-// a product operand beside it (row stride ld); X and B are [64, D] tiles (row stride ld). Each warp
-// updates its share of M's 16-row tiles.
+// M ← M + sign·Xᵀ B for a D×D matrix M kept in shared memory in fp32 (row stride ldf) and, for
+// bf16, as a product operand beside it (row stride ld); X and B are [64, D] tiles. Each warp updates
+// its share of M's 16-row tiles.
 template <typename S, int D>
-__device__ __forceinline__ void subtract_transposed_product(float* m, S* m_operand, const S* x, const S* b) {
+__device__ __forceinline__ void add_transposed_product(float* m, S* m_operand, TileRef<S> x, TileRef<S> b,
+                                                       float sign) {
   constexpr int NTD = D / 8, ld = stride_of<S>(D), ldf = stride_of<float>(D);
   for (int tile = warp_id(); tile < D / 16; tile += kWarps) {
     float acc[NTD][4], upd[NTD][4];
     load_acc(acc, m + 16 * tile * ldf, ldf);
     zero(upd);
-    mma_ss<BLayout::KN, true, NTD, 4>(upd, x + 16 * tile, ld, b, ld);
+    mma_ss<BLayout::KN, true, NTD, 4>(upd, x.p + 16 * tile, x.ld, b.p, b.ld);
 #pragma unroll
     for (int n = 0; n < NTD; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc[n][e] -= upd[n][e];
+      for (int e = 0; e < 4; ++e) acc[n][e] += sign * upd[n][e];
     store_acc(acc, m + 16 * tile * ldf, ldf);
     if constexpr (!kInPlace<S>) store_acc(acc, m_operand + 16 * tile * ld, ld);
   }
@@ -96,7 +98,7 @@ __global__ void __launch_bounds__(kThreads) path_span_transforms_kernel(PathAtte
       store_acc(acc, sm.t + r0 * ld, ld);
     }
     __syncthreads();
-    subtract_transposed_product<S, D>(sm.r, sm.rs, sm.w, sm.t);  // R ← P_m R = R − W_mᵀ (Y_m R)
+    add_transposed_product<S, D>(sm.r, sm.rs, {sm.w, ld}, {sm.t, ld}, -1.f);  // R ← P_m R = R − W_mᵀ (Y_m R)
   }
   __syncthreads();
   store_square<S, D>(ws.fspan + (bh * ws.spans + j) * D * D, sm.r, ldf);
@@ -152,20 +154,12 @@ __global__ void __launch_bounds__(kThreads) path_span_movers_kernel(PathAttentio
   store_acc(u, ws.kbar + row * D, D);
   if (span == 0) return;
 
-  float zeros[NTD][4];
-  zero(zeros);
-  load_acc(u, ws.qh + row * D, D);  // query chunk x to its span's start = span − 1's end
-  for (int m = x - 1; m >= span * s; --m) move_across(u, sm, a, ws.y, m, base, pbase);
-  for (int j = span - 1;; --j) {
-    const int64_t at = (bh * ws.spans + j) * ws.padded + x * kChunk + r0;
-    store_acc(u, ws.qspan + at * D, D);
-    store_acc(zeros, ws.dqspan + at * D, D);
-    if (j == 0) break;
-    load_tile_async<S, D, D>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
+  auto multiply_by = [&](const S* matrix) {  // u ← u M for a D×D matrix M of the workspace
+    load_tile_async<S, D, D>(sm.f, matrix, D, D);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    float moved[NTD][4];  // U F_j
+    float moved[NTD][4];
     zero(moved);
     mma_acc<BLayout::KN>(moved, u, sm.f, ld);
 #pragma unroll
@@ -173,6 +167,17 @@ __global__ void __launch_bounds__(kThreads) path_span_movers_kernel(PathAttentio
 #pragma unroll
       for (int e = 0; e < 4; ++e) u[n][e] = moved[n][e];
     __syncthreads();
+  };
+  float zeros[NTD][4];
+  zero(zeros);
+  load_acc(u, ws.qh + row * D, D);  // query chunk x to its span's start = span − 1's end: Q̂ R_x
+  if (x > span * s) multiply_by(ws.prefix + (bh * ws.chunks + x) * D * D);
+  for (int j = span - 1;; --j) {
+    const int64_t at = (bh * ws.spans + j) * ws.padded + x * kChunk + r0;
+    store_acc(u, ws.qspan + at * D, D);
+    store_acc(zeros, ws.dqspan + at * D, D);
+    if (j == 0) break;
+    multiply_by(ws.fspan + (bh * ws.spans + j) * D * D);
   }
 }
 
@@ -181,13 +186,11 @@ __global__ void __launch_bounds__(kThreads) path_span_movers_kernel(PathAttentio
 template <typename S, int D>
 struct ChainSmem {
   static constexpr int ld = stride_of<S>(D);
-  S *w, *y, *g, *q;  // [64, D] W_m, Y_m, the gradient G as an operand, Q⁽ʲ⁾ or a query state V
-  S* f;              // [D, D] F_j
+  S *g, *q;  // [64, D] the gradient G as an operand, Q⁽ʲ⁾
+  S* f;      // [D, D] F_j, then R_b
   size_t bytes;
   __host__ __device__ explicit ChainSmem(unsigned char* base) {
     SmemCarver c{base};
-    w = c.take<S>(tile_elems<S>(kChunk, D));
-    y = c.take<S>(tile_elems<S>(kChunk, D));
     g = c.take<S>(tile_elems<S>(kChunk, D));
     q = c.take<S>(tile_elems<S>(kChunk, D));
     f = c.take<S>(tile_elems<S>(D, D));
@@ -208,6 +211,7 @@ __device__ __forceinline__ void add_outer_product(float* dst, const ChainSmem<S,
   }
 }
 
+// One block per query chunk b after span 0 (the chunks with the longest walks first).
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
   constexpr int NTD = D / 8;
@@ -215,72 +219,50 @@ __global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentio
   constexpr int ld = Sm::ld;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int T = int(a.length), s = int(ws.span_chunks), nch = int(ws.chunks), r0 = 16 * warp_id();
-  const int64_t items = a.batch_heads * (nch - s);
-  S* states = ws.qstates + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: V before crossing chunk first + i
+  const int s = int(ws.span_chunks), nch = int(ws.chunks), r0 = 16 * warp_id();
+  const int b = nch - 1 - int(blockIdx.x), span = b / s, b0 = b * kChunk;
+  const int64_t bh = blockIdx.y, pbase = bh * ws.padded;
+  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };
 
-  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int b = nch - 1 - int(item / a.batch_heads), span = b / s, first = span * s, b0 = b * kChunk;
-    const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded;
-    auto load_chunk = [&](int m) {
-      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + m * kChunk) * D, D, T - m * kChunk);
-      load_tile_async<S, kChunk, D>(sm.y, ws.y + (pbase + m * kChunk) * D, D, kChunk);
-    };
-    // In-span query states: V_b = Q̂_b, V_m = V_{m+1} P_m; slot m − first keeps V_{m+1}.
-    float u[NTD][4];
-    load_acc(u, ws.qh + (pbase + b0 + r0) * D, D);
-    for (int m = b - 1; m >= first; --m) {
-      store_acc(u, states + ((m - first) * kChunk + r0) * D, D);
-      __threadfence_block();
-      load_chunk(m);
-      cp_async_commit();
-      cp_async_wait<0>();
-      __syncthreads();
-      cross_chunk(u, sm.w, ld, sm.y, ld);
-      __syncthreads();
-    }
-    // Across the earlier spans: G⁽⁰⁾ = dQ⁽⁰⁾, G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ, dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾.
-    auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };
-    float g[NTD][4];
-    load_acc(g, ws.dqspan + span_rows(0) + r0 * D, D);
-    for (int j = 1; j < span; ++j) {
-      store_acc(g, sm.g + r0 * ld, ld);
-      load_tile_async<S, kChunk, D>(sm.q, ws.qspan + span_rows(j), D, kChunk);
-      load_tile_async<S, D, D>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
-      cp_async_commit();
-      cp_async_wait<0>();
-      __syncthreads();
-      add_outer_product(ws.dfspan + (bh * ws.spans + j) * D * D, sm);
-      float next[NTD][4];
-      load_acc(next, ws.dqspan + span_rows(j) + r0 * D, D);
-      mma_acc<BLayout::NK>(next, g, sm.f, ld);
+  // Across the earlier spans: G⁽⁰⁾ = dQ⁽⁰⁾, G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ, dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾.
+  float g[NTD][4];
+  load_acc(g, ws.dqspan + span_rows(0) + r0 * D, D);
+  for (int j = 1; j < span; ++j) {
+    store_acc(g, sm.g + r0 * ld, ld);
+    load_tile_async<S, kChunk, D>(sm.q, ws.qspan + span_rows(j), D, kChunk);
+    load_tile_async<S, D, D>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    add_outer_product(ws.dfspan + (bh * ws.spans + j) * D * D, sm);
+    float next[NTD][4];
+    load_acc(next, ws.dqspan + span_rows(j) + r0 * D, D);
+    mma_acc<BLayout::NK>(next, g, sm.f, ld);
 #pragma unroll
-      for (int n = 0; n < NTD; ++n)
+    for (int n = 0; n < NTD; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) g[n][e] = next[n][e];
-      __syncthreads();
-    }
-    // Back through the in-span moves: dP_m += V_{m+1}ᵀ G, G ← G P_mᵀ, for m = first … b−1.
-    for (int m = first; m < b; ++m) {
-      store_acc(g, sm.g + r0 * ld, ld);
-      load_tile_async<S, kChunk, D>(sm.q, states + (m - first) * kChunk * D, D, kChunk);
-      load_chunk(m);
-      cp_async_commit();
-      cp_async_wait<0>();
-      __syncthreads();
-      add_outer_product(ws.dpm + (bh * nch + m) * D * D, sm);
-      cross_chunk(g, sm.y, ld, sm.w, ld);
-      __syncthreads();
-    }
-    float dqh[NTD][4];  // dQ̂_b += G (the in-span pairs added theirs before)
-    float* out = ws.dqh + (pbase + b0 + r0) * D;
-    load_acc(dqh, out, D);
+      for (int e = 0; e < 4; ++e) g[n][e] = next[n][e];
+    __syncthreads();
+  }
+  // G is now the gradient of the chunk's queries at their span's start, Q̂_b R_b: dQ̂_b += G R_bᵀ (the
+  // in-span pairs added theirs before), and G replaces dQ⁽ˢᵖᵃⁿ⁻¹⁾ for the span gradients' dR_b = Q̂_bᵀ G.
+  float dqh[NTD][4];
+  float* out = ws.dqh + (pbase + b0 + r0) * D;
+  load_acc(dqh, out, D);
+  if (b == span * s) {  // R_b = I
 #pragma unroll
     for (int n = 0; n < NTD; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) dqh[n][e] += g[n][e];
-    store_acc(dqh, out, D);
+  } else {
+    store_acc(g, ws.dqspan + span_rows(span - 1) + r0 * D, D);
+    load_tile_async<S, D, D>(sm.f, ws.prefix + (bh * nch + b) * D * D, D, D);
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();
+    mma_acc<BLayout::NK>(dqh, g, sm.f, ld);
   }
+  store_acc(dqh, out, D);
 }
 
 // ---- span gradients ------------------------------------------------------------------------------
@@ -288,10 +270,11 @@ __global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentio
 template <typename S, int D>
 struct GradientSmem {
   static constexpr int ld = stride_of<S>(D), ldf = stride_of<float>(D);
-  float* am;  // [D, D] fp32 A_m
-  S* as;      // [D, D] A_m as a product operand (aliases am for fp32)
+  float* am;  // [D, D] fp32 A, the gradient of R_{m+1}
+  S* as;      // [D, D] A as a product operand (aliases am for fp32)
   S* r;       // [D, D] R_m (staged for bf16; fp32 reads it in place)
-  S *w, *y, *t;  // [64, D] W_m, Y_m, W_m A_m
+  S *w, *y, *t;  // [64, D] W_m, Y_m, W_m A
+  S *q, *g;      // [64, D] Q̂_m and G_m (staged for bf16; fp32 reads them in place)
   size_t bytes;
   __host__ __device__ explicit GradientSmem(unsigned char* base) {
     SmemCarver c{base};
@@ -301,6 +284,8 @@ struct GradientSmem {
     w = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(tile_elems<S>(kChunk, D));
     t = c.take<S>(tile_elems<S>(kChunk, D));
+    q = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    g = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     bytes = c.offset;
   }
 };
@@ -316,6 +301,7 @@ __global__ void __launch_bounds__(kThreads) path_span_gradients_kernel(PathAtten
   const int T = int(a.length), j = int(blockIdx.x) + 1, wp = warp_id(), r0 = 16 * wp;
   const int first = j * int(ws.span_chunks), end = min(first + int(ws.span_chunks), int(ws.chunks));
   const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
+  const float* span_start_gradient = ws.dqspan + ((bh * ws.spans + j - 1) * ws.padded) * D;  // G of the span's queries
 
   const float* df = ws.dfspan + (bh * ws.spans + j) * D * D;
   for (int i = int(threadIdx.x); i < D * D; i += kThreads) {
@@ -327,25 +313,29 @@ __global__ void __launch_bounds__(kThreads) path_span_gradients_kernel(PathAtten
     const TileRef<S> r = workspace_tile<S, D, D>(sm.r, ws.prefix + (bh * ws.chunks + m) * D * D);
     load_tile_async<S, kChunk, D>(sm.y, ws.y + (pbase + m0) * D, D, kChunk);
     load_tile_async<S, kChunk, D>(sm.w, a.w + (base + m0) * D, D, T - m0);
+    const TileRef<S> q = workspace_tile<S, kChunk, D>(sm.q, ws.qh + (pbase + m0) * D);
     cp_async_commit();
+    const TileRef<S> g = float_tile<S, kChunk, D>(sm.g, span_start_gradient + m0 * D);
     cp_async_wait<0>();
     __syncthreads();
     float* dpm = ws.dpm + (bh * ws.chunks + m) * D * D;
-    for (int tile = wp; tile < D / 16; tile += kWarps) {  // dP_m += A_m R_mᵀ, rows 16·tile …
+    for (int tile = wp; tile < D / 16; tile += kWarps) {  // dP_m += A R_mᵀ, rows 16·tile …
       float acc[NTD][4];
       load_acc(acc, dpm + 16 * tile * D, D);
       mma_ss<BLayout::NK, false, NTD, KTD>(acc, sm.as + 16 * tile * lda, lda, r.p, r.ld);
       store_acc(acc, dpm + 16 * tile * D, D);
     }
     if (m == first) break;
-    {  // W_m A_m, rows r0 …
+    {  // W_m A, rows r0 …
       float acc[NTD][4];
       zero(acc);
       mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.w + r0 * ld, ld, sm.as, lda);
       store_acc(acc, sm.t + r0 * ld, ld);
     }
     __syncthreads();
-    subtract_transposed_product<S, D>(sm.am, sm.as, sm.y, sm.t);  // A_{m−1} = P_mᵀ A_m = A_m − Y_mᵀ (W_m A_m)
+    // The gradient of R_m: P_mᵀ A = A − Y_mᵀ (W_m A), plus Q̂_mᵀ G_m from chunk m's queries.
+    add_transposed_product<S, D>(sm.am, sm.as, {sm.y, ld}, {sm.t, ld}, -1.f);
+    add_transposed_product<S, D>(sm.am, sm.as, q, g, 1.f);
     __syncthreads();
   }
 }
@@ -354,7 +344,7 @@ __global__ void __launch_bounds__(kThreads) path_span_gradients_kernel(PathAtten
 
 template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
-  const dim3 grid(unsigned(std::max<int64_t>(ws.spans - 2, 0)), unsigned(a.batch_heads));
+  const dim3 grid(unsigned(ws.spans - 1), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     launch_kernel(path_span_transforms_kernel<S, D>, grid, TransformSmem<S, D>(nullptr).bytes, stream,
                   "path_span_transforms_kernel", a, ws);
@@ -371,28 +361,17 @@ void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorksp
 }
 
 template <typename S>
-int path_chain_blocks(const PathAttentionCudaArgs<S>& a) {
-  const int64_t chunks = (a.length + kChunk - 1) / kChunk;
-  const int64_t items = a.batch_heads * (chunks - PathWorkspace<S>::span_chunks_for(a, chunks));
-  int blocks = 0;
-  with_head_dim(a.head_dim, [&]<int D>() {
-    blocks = resident_blocks(path_query_chain_kernel<S, D>, kThreads, ChainSmem<S, D>(nullptr).bytes,
-                             "path_query_chain_kernel");
-  });
-  return int(std::min<int64_t>(items, blocks));
-}
-
-template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
+  const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(path_query_chain_kernel<S, D>, dim3(unsigned(ws.chain_blocks)), ChainSmem<S, D>(nullptr).bytes,
-                  stream, "path_query_chain_kernel", a, ws);
+    launch_kernel(path_query_chain_kernel<S, D>, grid, ChainSmem<S, D>(nullptr).bytes, stream,
+                  "path_query_chain_kernel", a, ws);
   });
 }
 
 template <typename S>
 void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
-  const dim3 grid(unsigned(std::max<int64_t>(ws.spans - 2, 0)), unsigned(a.batch_heads));
+  const dim3 grid(unsigned(ws.spans - 1), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     launch_kernel(path_span_gradients_kernel<S, D>, grid, GradientSmem<S, D>(nullptr).bytes, stream,
                   "path_span_gradients_kernel", a, ws);
@@ -403,7 +382,6 @@ void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWor
   template void launch_path_span_transforms<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&,            \
                                                cudaStream_t);                                                       \
   template void launch_path_span_movers<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t); \
-  template int path_chain_blocks<S>(const PathAttentionCudaArgs<S>&);                                               \
   template void launch_path_query_chain<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t); \
   template void launch_path_span_gradients<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t);
 PATHBENCH_INSTANTIATE(float)

@@ -16,7 +16,6 @@ struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
   int64_t span_chunks = 1, spans = 1;  // backward: chunks per span s, spans ⌈chunks / s⌉
   int state_blocks = 0;            // resident blocks of the in-span key scan, each with its own key states
-  int chain_blocks = 0;            // resident blocks of the query chain, each with its own query states
   // prep outputs (forward and backward)
   S* qh = nullptr;      // [BH, Tp, D] queries moved to their chunk's start
   S* kh = nullptr;      // [BH, Tp, D] keys moved to their chunk's end
@@ -39,13 +38,13 @@ struct PathWorkspace {
   S* states = nullptr;       // [state_blocks, s, 64, D] key states K̃ of the key chunk in flight
   // spans (backward)
   S* fspan = nullptr;        // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
-  S* prefix = nullptr;       // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (I at its first chunk)
+  S* prefix = nullptr;       // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
   S* kbar = nullptr;         // [BH, Tp, D] K̄: keys moved to their span's end
   S* qspan = nullptr;        // [BH, spans, Tp, D] Q⁽ʲ⁾: queries of later spans moved to span j's end
-  float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the mover zeroes the rows it writes)
+  float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the mover zeroes the rows it writes), then
+                             //   in slot span − 1 the gradient G of the queries at their span's start
   float* dkbar = nullptr;    // [BH, Tp, D] dK̄
   float* dfspan = nullptr;   // [BH, spans, D, D] dF_j (atomics)
-  S* qstates = nullptr;      // [chain_blocks, s, 64, D] in-span query states of the query chunk in flight
   float* dm = nullptr;       // [BH, chunks, 64, 64] dM
   float* dy = nullptr;       // [BH, Tp, D] dY
   float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
@@ -60,9 +59,8 @@ struct PathWorkspace {
   }
 
   // Lays the buffers out over `base` (sizes only when base is null); the backward's persistent
-  // kernels keep per-block states for state_blocks and chain_blocks resident blocks.
-  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks,
-                             int chain_blocks) {
+  // in-span scan keeps per-block key states for state_blocks resident blocks.
+  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks) {
     PathWorkspace w;
     WorkspaceCarver c(base);
     const int64_t bh = a.batch_heads, d = a.head_dim;
@@ -77,7 +75,6 @@ struct PathWorkspace {
     w.sd = c.take<float>(cc);
     if (backward) {
       w.state_blocks = state_blocks;
-      w.chain_blocks = chain_blocks;
       w.yp = c.take<S>(rows * d);
       w.xs = c.take<S>(cc);
       w.sl = c.take<S>(cc);
@@ -99,7 +96,6 @@ struct PathWorkspace {
       w.dqspan = c.take<float>(bh * w.spans * w.padded * d);
       w.dkbar = c.take<float>(rows * d);
       w.dfspan = c.take<float>(bh * w.spans * d * d);
-      w.qstates = c.take<S>(chain_blocks * span_rows * d);
       w.dm = c.take<float>(cc);
       w.dy = c.take<float>(rows * d);
       w.dk_part = c.take<float>(rows * d);
@@ -117,21 +113,19 @@ void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>&
                       cudaStream_t stream);
 
 // The span kernels of the backward (path_span.cu), in the order the backward queues them:
-// fspan and prefix for the spans a query crosses (1 … spans−2);
+// fspan and prefix for every span after the first;
 template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
 // kbar for every key chunk, qspan (with its dqspan rows zeroed) for every query chunk after span 0;
 template <typename S>
 void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// dQ⁽ʲ⁾ carried back through the F_j (into dfspan) and the in-span query moves (into dpm), added to dqh;
+// dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then through
+// its prefix into dqh (that span-start gradient is kept in dqspan for the span gradients);
 template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// dfspan pushed to the dP of each span's chunks.
+// dfspan and the queries' prefix gradients pushed to the dP of each span's chunks.
 template <typename S>
 void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// Resident blocks of the query-chain kernel (each keeps its own query states).
-template <typename S>
-int path_chain_blocks(const PathAttentionCudaArgs<S>& a);
 
 namespace tiles {
 
