@@ -89,17 +89,15 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
       ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
 
-  {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the backward's key moves
+  {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the key moves
     float y[NTD][4];
     zero(y);
     mma_ss<BLayout::KN, false, NTD, 4>(y, sm.xs + r0 * ldc, ldc, sm.w, ld);
     store_acc(y, sm.y + r0 * ld, ld);
     store_acc(y, ws.y + (ptok + r0) * D, D);
-    if (backward) {
-      zero(y);
-      mma_ss<BLayout::KN, true, NTD, 4>(y, sm.xs + r0, ldc, sm.w, ld);
-      store_acc(y, ws.yp + (ptok + r0) * D, D);
-    }
+    zero(y);
+    mma_ss<BLayout::KN, true, NTD, 4>(y, sm.xs + r0, ldc, sm.w, ld);
+    store_acc(y, ws.yp + (ptok + r0) * D, D);
   }
   {  // strict_lower(W Kᵀ)
     float sl[8][4];
@@ -151,6 +149,9 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---- forward: one block per query chunk, key chunks scanned leftwards --------------------------------
+// Inside the query chunk's own span the queries U cross each key chunk by its rank-64 update; at the
+// span's start they are Q⁽ʲ⁾ (U = Q̂ R), so the keys of an earlier span j meet the fixed U as K̄ (moved
+// to span j's end), and U crosses the whole span at once: U ← U F_j.
 
 template <typename S, int D>
 struct ForwardSmem {
@@ -158,7 +159,9 @@ struct ForwardSmem {
   static constexpr size_t stage_bytes = 2 * staged_bytes<S>(kChunk, D) + 2 * size_t(tile_elems<S>(kChunk, D)) * sizeof(S);
   static constexpr int stages = 2 * stage_bytes <= 113 * 1024 ? 2 : 1;  // keep two blocks per SM
   static constexpr int stage_elems = int(stage_bytes / sizeof(S));
-  S *kh, *y, *w, *v;  // stage 0's K̂, Y, W, V tiles of one key chunk; stage s at + s·stage_elems
+  // F_j (bf16: D rows of stride ld) takes the Y and W slots of an earlier span's first chunk.
+  static_assert(kInPlace<S> || D <= 2 * kChunk);
+  S *kh, *y, *w, *v;  // stage 0's K̂ (or K̄), Y, W, V tiles of one key chunk; stage s at + s·stage_elems
   float* gate;        // [stages][64]
   size_t bytes;
   __host__ __device__ explicit ForwardSmem(unsigned char* base) {
@@ -181,25 +184,30 @@ __global__ void __launch_bounds__(kThreads)
   constexpr int ld = Sm::ld, kStages = Sm::stages;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int T = int(a.length), nch = int(ws.chunks), qb = nch - 1 - int(blockIdx.x);
-  const int q0 = qb * kChunk, r0 = 16 * warp_id();
+  const int T = int(a.length), nch = int(ws.chunks), qb = nch - 1 - int(blockIdx.x), s = int(ws.span_chunks);
+  const int q0 = qb * kChunk, r0 = 16 * warp_id(), own_first = qb / s * s;
   const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
   const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+  auto crosses_span = [&](int kb) { return kb > 0 && kb % s == 0; };  // U ← U F_{kb/s} after chunk kb
+  auto span_transform = [&](int kb) { return ws.fspan + (bh * ws.spans + kb / s) * D * D; };
 
   // Iteration `it` handles key chunk qb − it: first the diagonal chunk, then leftwards.
   auto issue = [&](int it) {
-    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    const int st = it % kStages, kb = qb - it, k0 = kb * kChunk;
     const int so = st * Sm::stage_elems;
     load_tile_async<S, kChunk, D>(sm.v + so, a.v + (base + k0) * D, D, T - k0);
-    if (it > 0) {
+    if (it > 0 && kb >= own_first) {
       load_tile_async<S, kChunk, D>(sm.w + so, a.w + (base + k0) * D, D, T - k0);
       workspace_tile<S, kChunk, D>(sm.kh + so, ws.kh + (pbase + k0) * D);
       workspace_tile<S, kChunk, D>(sm.y + so, ws.y + (pbase + k0) * D);
+    } else if (it > 0) {
+      workspace_tile<S, kChunk, D>(sm.kh + so, ws.kbar + (pbase + k0) * D);
+      if (crosses_span(kb)) workspace_tile<S, D, D>(sm.y + so, span_transform(kb));
     }
     if (gate) load_row_values(sm.gate + st * kChunk, gate + k0, kChunk, T - k0, 0.f);
   };
-  auto tile = [&](S* smem, const S* ws_tensor, int k0) -> TileRef<S> {
-    if constexpr (kInPlace<S>) return {ws_tensor + (pbase + k0) * D, D};
+  auto tile = [&](S* smem, const S* ws_tensor, int64_t row0) -> TileRef<S> {
+    if constexpr (kInPlace<S>) return {ws_tensor + row0 * D, D};
     return {smem, ld};
   };
   issue(0);
@@ -231,8 +239,8 @@ __global__ void __launch_bounds__(kThreads)
       for (int n = 0; n < 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) x[n][e] = sd[acc_row(e) * kChunk + acc_col(n, e)];
-    } else {
-      const TileRef<S> kh = tile(sm.kh + so, ws.kh, k0), y = tile(sm.y + so, ws.y, k0);
+    } else if (kb >= own_first) {  // inside the query chunk's span
+      const TileRef<S> kh = tile(sm.kh + so, ws.kh, pbase + k0), y = tile(sm.y + so, ws.y, pbase + k0);
       float t[8][4];
       zero(x);
       zero(t);
@@ -244,6 +252,20 @@ __global__ void __launch_bounds__(kThreads)
         mma16<BLayout::NK>(t, f, sm.w + so, ld, 16 * kt);
       }
       if (kb > 0) mma_acc<BLayout::KN>(u, t, y.p, y.ld, -1.f);  // U ← U (I − Wᵀ X W)
+    } else {  // an earlier span: logits U K̄ᵀ, then U ← U F_j past the span's first chunk
+      const TileRef<S> kbar = tile(sm.kh + so, ws.kbar, pbase + k0);
+      zero(x);
+      mma_acc<BLayout::NK>(x, u, kbar.p, kbar.ld);
+      if (crosses_span(kb)) {
+        const TileRef<S> f = tile(sm.y + so, span_transform(kb), 0);
+        float moved[NTD][4];
+        zero(moved);
+        mma_acc<BLayout::KN>(moved, u, f.p, f.ld);
+#pragma unroll
+        for (int n = 0; n < NTD; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) u[n][e] = moved[n][e];
+      }
     }
 #pragma unroll
     for (int n = 0; n < 8; ++n)
@@ -299,6 +321,8 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   check_workspace(ws, layout.bytes, "path_attention_forward (cuda)");
   const auto w = PathWorkspace<S>::carve(ws.data, a, false, 0);
   launch_path_prep(a, w, false, stream);
+  launch_path_span_transforms(a, w, stream);
+  launch_path_span_movers(a, w, false, stream);
   const dim3 grid(unsigned(w.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,

@@ -485,7 +485,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * d * d * sizeof(float), stream), fn);
   check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), stream), fn);
   launch_path_span_transforms(a, w, stream);
-  launch_path_span_movers(a, w, stream);
+  launch_path_span_movers(a, w, true, stream);
 
   KeyMajorBackwardArgs<S, float> km;  // pairs across spans: Q⁽ʲ⁾ against K̄
   km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;

@@ -4,20 +4,22 @@
 //   prep (per chunk): X = (I + strict_lower(diag(β) W Wᵀ))⁻¹ diag(β) by forward substitution,
 //     Y = X W, queries moved to the chunk start Q̂ = Q − tril(Q Wᵀ) Y, keys moved to the chunk end
 //     K̂ = K − (X strict_lower(W Kᵀ))ᵀ W, and the chunk's own logits;
-//   forward (per query chunk): scan key chunks leftwards with an online softmax, moving the
-//     queries across each chunk by one rank-64 update U ← U − (U Wᵀ) Y;
-//   backward (path_backward.cu, path_span.cu): the chunks are grouped into spans of s chunks. Each
-//     span's whole transform F_j = P_last ⋯ P_first and its prefixes R_m = P_{m−1} ⋯ P_first are
-//     formed as dense D×D matrices, keys are moved to their span's end (K̄) and queries to the end
-//     of every earlier span (Q⁽ʲ⁾: Q̂_m R_m to their own span's start, then U ← U F_j). A logit
-//     whose key lies in an earlier span is then the plain product Q⁽ʲ⁾ K̄ᵀ, so those pairs (all but
-//     about 1/spans of them) run through the FlashAttention-2 backward of key_major_backward.cuh.
-//     Pairs inside one span take the chunk scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W)
-//     storing ≤ s key states per resident block, accumulating dK̂, dV and the gradient of every
-//     chunk product P = I − Wᵀ X W. A chain kernel carries dQ⁽ʲ⁾ back through the F_j (dF_j) and
-//     the prefixes (dQ̂), a span kernel turns dF_j and the prefixes' gradients into each chunk's dP,
-//     and per-chunk kernels push dQ̂, dK̂, dP and the chunk's own logit gradients through the UT
-//     formulas to dq, dk, dw, dβ. Workspace O(spans·T·D + T·D²/64), never T².
+//   spans (path_span.cu): the chunks are grouped into spans of s chunks. Each span's whole
+//     transform F_j = P_last ⋯ P_first (P = I − Wᵀ X W) and its prefixes R_m = P_{m−1} ⋯ P_first
+//     are formed as dense D×D matrices, and keys are moved to their span's end (K̄);
+//   forward (per query chunk): scan key chunks leftwards with an online softmax. Inside the query
+//     chunk's own span the queries cross each chunk by one rank-64 update U ← U − (U Wᵀ) Y; the
+//     keys of an earlier span j then meet the fixed U as K̄, and U crosses span j as U ← U F_j;
+//   backward (path_backward.cu, path_span.cu): queries are materialized at the end of every
+//     earlier span (Q⁽ʲ⁾: Q̂_m R_m to their own span's start, then U ← U F_j). A logit whose key
+//     lies in an earlier span is the plain product Q⁽ʲ⁾ K̄ᵀ, so those pairs (all but about 1/spans
+//     of them) run through the FlashAttention-2 backward of key_major_backward.cuh. Pairs inside
+//     one span take the chunk scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W) storing ≤ s
+//     key states per resident block, accumulating dK̂, dV and the gradient of every chunk product
+//     P. A chain kernel carries dQ⁽ʲ⁾ back through the F_j (dF_j) and the prefixes (dQ̂), a span
+//     kernel turns dF_j and the prefixes' gradients into each chunk's dP, and per-chunk kernels
+//     push dQ̂, dK̂, dP and the chunk's own logit gradients through the UT formulas to dq, dk, dw,
+//     dβ. Workspace O(spans·T·D + T·D²/64), never T².
 // dw is the gradient with respect to the given (unit) w. Conventions: attention_cuda.h.
 #pragma once
 #include "core/attention/attention_cuda.h"
@@ -37,7 +39,7 @@ struct PathAttentionCudaArgs {
   const float* beta = nullptr;         // [BH, T] in (0, 2)
   const float* cum_log_gate = nullptr; // [BH, T] or null (PaTH without FoX)
   float gate_scale = 1;                // g
-  int64_t span_chunks = 0;             // backward: chunks per span (0: about an eighth of the chunks)
+  int64_t span_chunks = 0;             // chunks per span (0: about an eighth of the chunks)
 };
 
 template <typename S>

@@ -4,7 +4,7 @@
 // start as Q̂_m R_m. Queries of later spans are materialized at the end of every earlier span
 // (Q⁽ʲ⁾), keys at the end of their own span (K̄), so cross-span logits are Q⁽ʲ⁾ K̄ᵀ. Kernels:
 //   span transforms:  F_j and the prefixes R_m, one block per span after the first;
-//   movers:           K̄ (in-span chunk moves) and Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk;
+//   movers:           K̄ (in-span chunk moves) and, for the backward, Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk;
 //   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per query chunk; the
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
@@ -138,7 +138,8 @@ __device__ __forceinline__ void move_across(float (&u)[NTD][4], const MoverSmem<
 }
 
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads) path_span_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
+__global__ void __launch_bounds__(kThreads)
+    path_span_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, bool queries) {
   constexpr int NTD = D / 8;
   using Sm = MoverSmem<S, D>;
   constexpr int ld = Sm::ld;
@@ -152,7 +153,7 @@ __global__ void __launch_bounds__(kThreads) path_span_movers_kernel(PathAttentio
   load_acc(u, ws.kh + row * D, D);  // key chunk x to its span's end
   for (int b = x + 1; b < span_end; ++b) move_across(u, sm, a, ws.yp, b, base, pbase);
   store_acc(u, ws.kbar + row * D, D);
-  if (span == 0) return;
+  if (!queries || span == 0) return;
 
   auto multiply_by = [&](const S* matrix) {  // u ← u M for a D×D matrix M of the workspace
     load_tile_async<S, D, D>(sm.f, matrix, D, D);
@@ -352,11 +353,12 @@ void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWo
 }
 
 template <typename S>
-void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
+void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool queries,
+                             cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     launch_kernel(path_span_movers_kernel<S, D>, grid, MoverSmem<S, D>(nullptr).bytes, stream,
-                  "path_span_movers_kernel", a, ws);
+                  "path_span_movers_kernel", a, ws, queries);
   });
 }
 
@@ -381,7 +383,8 @@ void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWor
 #define PATHBENCH_INSTANTIATE(S)                                                                                    \
   template void launch_path_span_transforms<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&,            \
                                                cudaStream_t);                                                       \
-  template void launch_path_span_movers<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t); \
+  template void launch_path_span_movers<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, bool,         \
+                                           cudaStream_t);                                                           \
   template void launch_path_query_chain<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t); \
   template void launch_path_span_gradients<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t);
 PATHBENCH_INSTANTIATE(float)

@@ -14,15 +14,19 @@ namespace pathbench::cuda {
 template <typename S>
 struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
-  int64_t span_chunks = 1, spans = 1;  // backward: chunks per span s, spans ⌈chunks / s⌉
+  int64_t span_chunks = 1, spans = 1;  // chunks per span s, spans ⌈chunks / s⌉
   int state_blocks = 0;            // resident blocks of the in-span key scan, each with its own key states
   // prep outputs (forward and backward)
   S* qh = nullptr;      // [BH, Tp, D] queries moved to their chunk's start
   S* kh = nullptr;      // [BH, Tp, D] keys moved to their chunk's end
   S* y = nullptr;       // [BH, Tp, D] X W
+  S* yp = nullptr;      // [BH, Tp, D] Xᵀ W
   float* sd = nullptr;  // [BH, chunks, 64, 64] the chunk's own logits (unscaled, no bias)
+  // spans (forward and backward)
+  S* fspan = nullptr;   // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
+  S* prefix = nullptr;  // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
+  S* kbar = nullptr;    // [BH, Tp, D] K̄: keys moved to their span's end
   // prep outputs (backward only)
-  S* yp = nullptr;        // [BH, Tp, D] Xᵀ W
   S* xs = nullptr;        // [BH, chunks, 64, 64] X
   S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ)
   S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ)
@@ -37,9 +41,6 @@ struct PathWorkspace {
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
   S* states = nullptr;       // [state_blocks, s, 64, D] key states K̃ of the key chunk in flight
   // spans (backward)
-  S* fspan = nullptr;        // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
-  S* prefix = nullptr;       // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
-  S* kbar = nullptr;         // [BH, Tp, D] K̄: keys moved to their span's end
   S* qspan = nullptr;        // [BH, spans, Tp, D] Q⁽ʲ⁾: queries of later spans moved to span j's end
   float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the mover zeroes the rows it writes), then
                              //   in slot span − 1 the gradient G of the queries at their span's start
@@ -72,10 +73,13 @@ struct PathWorkspace {
     w.qh = c.take<S>(rows * d);
     w.kh = c.take<S>(rows * d);
     w.y = c.take<S>(rows * d);
+    w.yp = c.take<S>(rows * d);
     w.sd = c.take<float>(cc);
+    w.fspan = c.take<S>(bh * w.spans * d * d);
+    w.prefix = c.take<S>(bh * w.chunks * d * d);
+    w.kbar = c.take<S>(rows * d);
     if (backward) {
       w.state_blocks = state_blocks;
-      w.yp = c.take<S>(rows * d);
       w.xs = c.take<S>(cc);
       w.sl = c.take<S>(cc);
       w.mm = c.take<S>(cc);
@@ -89,9 +93,6 @@ struct PathWorkspace {
       w.dpm = c.take<float>(bh * w.chunks * d * d);
       const int64_t span_rows = w.span_chunks * tiles::kChunk;
       w.states = c.take<S>(state_blocks * span_rows * d);
-      w.fspan = c.take<S>(bh * w.spans * d * d);
-      w.prefix = c.take<S>(bh * w.chunks * d * d);
-      w.kbar = c.take<S>(rows * d);
       w.qspan = c.take<S>(bh * w.spans * w.padded * d);
       w.dqspan = c.take<float>(bh * w.spans * w.padded * d);
       w.dkbar = c.take<float>(rows * d);
@@ -106,19 +107,21 @@ struct PathWorkspace {
   }
 };
 
-// Runs the per-chunk prep kernel (path.cu): fills qh, kh, y, sd, and with `backward` also yp, xs,
+// Runs the per-chunk prep kernel (path.cu): fills qh, kh, y, yp, sd, and with `backward` also xs,
 // sl, mm, qw and gram.
 template <typename S>
 void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool backward,
                       cudaStream_t stream);
 
-// The span kernels of the backward (path_span.cu), in the order the backward queues them:
-// fspan and prefix for every span after the first;
+// The span kernels (path_span.cu), in the order the backward queues them (the forward queues the
+// first two): fspan and prefix for every span after the first;
 template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// kbar for every key chunk, qspan (with its dqspan rows zeroed) for every query chunk after span 0;
+// kbar for every key chunk and, with `queries` (backward), qspan (with its dqspan rows zeroed) for
+// every query chunk after span 0;
 template <typename S>
-void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
+void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool queries,
+                             cudaStream_t stream);
 // dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then through
 // its prefix into dqh (that span-start gradient is kept in dqspan for the span gradients);
 template <typename S>
