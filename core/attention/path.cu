@@ -311,15 +311,15 @@ void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>&
 
 template <typename S>
 size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
-  return PathWorkspace<S>::carve(nullptr, a, false).bytes;
+  return PathWorkspace<S>::carve(nullptr, a, false, 0).bytes;
 }
 
 template <typename S>
 void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream) {
   check_path_args(a, "path_attention_forward (cuda)");
-  const auto layout = PathWorkspace<S>::carve(nullptr, a, false);
+  const auto layout = PathWorkspace<S>::carve(nullptr, a, false, 0);
   check_workspace(ws, layout.bytes, "path_attention_forward (cuda)");
-  const auto w = PathWorkspace<S>::carve(ws.data, a, false);
+  const auto w = PathWorkspace<S>::carve(ws.data, a, false, 0);
   launch_path_prep(a, w, false, stream);
   launch_path_span_transforms(a, w, stream);
   launch_path_span_movers(a, w, false, stream);

@@ -1,8 +1,8 @@
 // PaTH attention backward, CUDA (algorithm in path_cuda.h). After the prep and the span kernels of
 // path_span.cu, the kernels here:
-//   in-span scan: a persistent grid; each block takes one or two neighbouring key chunks c, moves
-//            their keys rightwards through the rest of the span storing each state K̃ in its own slot
-//            of the workspace, then walks back from the span's last query chunk b to c+1: R = dK̃ starts
+//   in-span scan: a persistent grid; each block takes key chunks c, moves the chunk's keys
+//            rightwards through the rest of its span storing each state K̃ in its own slot of the
+//            workspace, then walks back from the span's last query chunk b to c+1: R = dK̃ starts
 //            from dK̄ (the cross-span pass), dV and R stay in registers, dQ̂_b and dP_b (the
 //            gradient of b's chunk product) are accumulated with fp32 atomics;
 //   local a: per chunk, the chunk's own logits (diagonal block) and the first layer of the UT
@@ -15,8 +15,6 @@
 #include "core/attention/path_workspace.cuh"
 #include "core/error.h"
 
-#include <utility>
-
 namespace pathbench::cuda {
 
 namespace {
@@ -24,175 +22,138 @@ namespace {
 using namespace tiles;
 
 // ---- in-span scan --------------------------------------------------------------------------------
-// A block holds G key chunks c_g = c_0 + g of one span (G = 2 where shared memory allows), one group
-// of 4 warps each; the query-side tiles of every step are loaded once for all groups.
 
-template <typename S, int D, int G>
+template <typename S, int D>
 struct SpanScanSmem {
-  S *qh, *dout, *w, *y;     // one query chunk (shared by the groups)
-  float *lse, *delta, *gq;  // [64] its row values
-  S *v, *kt, *r, *ds;       // group 0's key chunk: V, K̃ state, R and dSᵀ tiles; group g's at + g·group_bytes
-  float* gk;                // [64] group 0's key gates
-  size_t group_bytes, bytes;
+  static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
+  S *v, *kt, *qh, *dout, *w, *y, *r, *ds;  // v, kt, r, ds: the key chunk; the rest: one query chunk
+  float *lse, *delta, *gq, *gk;
+  size_t bytes;
   __host__ __device__ constexpr explicit SpanScanSmem(unsigned char* base) {
     SmemCarver c{base};
+    v = c.take<S>(tile_elems<S>(kChunk, D));
+    kt = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     qh = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     dout = c.take<S>(tile_elems<S>(kChunk, D));
     w = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    r = c.take<S>(tile_elems<S>(kChunk, D));
+    ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
     lse = c.take<float>(kChunk);
     delta = c.take<float>(kChunk);
     gq = c.take<float>(kChunk);
-    c.offset = (c.offset + 15) / 16 * 16;
-    const size_t start = c.offset;
-    v = c.take<S>(tile_elems<S>(kChunk, D));
-    kt = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
-    r = c.take<S>(tile_elems<S>(kChunk, D));
-    ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
     gk = c.take<float>(kChunk);
-    group_bytes = (c.offset + 15) / 16 * 16 - start;
-    bytes = start + G * group_bytes;
-  }
-  template <typename T>
-  __device__ T* of_group(T* group0, int g) const {
-    return reinterpret_cast<T*>(reinterpret_cast<unsigned char*>(group0) + g * group_bytes);
+    bytes = c.offset;
   }
 };
 
-// Key chunks per in-span scan block: two where their shared memory fits one block per SM.
 template <typename S, int D>
-constexpr int kScanGroups = SpanScanSmem<S, D, 2>(nullptr).bytes <= 227 * 1024 ? 2 : 1;
-
-template <typename S, int D>
-__global__ void __launch_bounds__(kScanGroups<S, D>* kThreads)
+__global__ void __launch_bounds__(kThreads)
     path_span_scan_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse) {
-  constexpr int NTD = D / 8, KTD = D / 16, G = kScanGroups<S, D>, NT = G * kThreads;
-  using Sm = SpanScanSmem<S, D, G>;
-  constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = SpanScanSmem<S, D>;
+  constexpr int ld = Sm::ld, lds = Sm::lds;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks);
-  const int grp = warp_id() / kWarps, wp = warp_id() % kWarps, r0 = 16 * wp;
-  const int per_span = (s + G - 1) / G;  // blocks' items per span
-  const int64_t items = a.batch_heads * ws.spans * per_span;
-  S* states = ws.states + (int64_t(blockIdx.x) * G + grp) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
+  const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks), wp = warp_id(), r0 = 16 * wp;
+  const int64_t items = a.batch_heads * nch;
+  S* states = ws.states + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
-  S *v = sm.of_group(sm.v, grp), *r_tile = sm.of_group(sm.r, grp), *ds_tile = sm.of_group(sm.ds, grp);
-  float* gk = sm.of_group(sm.gk, grp);
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int pair = int(item / a.batch_heads), first = pair / per_span * s;
-    const int c0 = first + pair % per_span * G, last = min(first + s, nch) - 1;
-    if (c0 > last) continue;  // the last span is shorter
-    const int c = c0 + grp;   // this group's key chunk (past `last`: the group idles)
-    const bool active = c <= last;
-    const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded;
-    const int64_t krow = pbase + min(c, last) * kChunk + r0;
+    const int c = int(item / a.batch_heads), first = c / s * s, last = min(first + s, nch) - 1;
+    const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
     const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
 
     // Keys moved rightwards: K̃_b = K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ for b = c+1 … last, P_bᵀ = I − Wᵀ Xᵀ W.
     float kt[NTD][4];
     load_acc(kt, ws.kh + krow * D, D);
-    for (int b = c0 + 1; b <= last; ++b) {
-      if (b > c) store_acc(kt, states + ((b - first) * kChunk + r0) * D, D);
+    for (int b = c + 1; b <= last; ++b) {
+      store_acc(kt, states + ((b - first) * kChunk + r0) * D, D);
       if (b == last) break;
-      load_tile_async<S, kChunk, D, NT>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
-      const TileRef<S> yp = workspace_tile<S, kChunk, D, NT>(sm.y, ws.yp + (pbase + b * kChunk) * D);
+      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
+      const TileRef<S> yp = workspace_tile<S, kChunk, D>(sm.y, ws.yp + (pbase + b * kChunk) * D);
       cp_async_commit();
       cp_async_wait<0>();
       __syncthreads();
-      if (b > c) cross_chunk(kt, sm.w, ld, yp.p, yp.ld);
+      cross_chunk(kt, sm.w, ld, yp.p, yp.ld);
       __syncthreads();
     }
     __threadfence_block();
     __syncthreads();  // every warp's states are stored before any thread copies them back
 
     // Walk back over the span's query chunks.
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const int cg = min(c0 + g, last);
-      load_tile_async<S, kChunk, D, NT>(sm.of_group(sm.v, g), a.v + (base + cg * kChunk) * D, D, T - cg * kChunk);
-      load_row_values<NT>(sm.of_group(sm.gk, g), gate ? gate + cg * kChunk : nullptr, kChunk,
-                          gate ? T - cg * kChunk : 0, 0.f);
-    }
+    load_tile_async<S, kChunk, D>(sm.v, a.v + (base + c * kChunk) * D, D, T - c * kChunk);
+    load_row_values(sm.gk, gate ? gate + c * kChunk : nullptr, kChunk, gate ? T - c * kChunk : 0, 0.f);
     float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
     load_acc(r, ws.dkbar + krow * D, D);
     load_acc(dv, ws.dvc + krow * D, D);
-    for (int b = last; b > c0; --b) {
+    for (int b = last; b > c; --b) {
       const int b0 = b * kChunk;
-      const TileRef<S> qh = workspace_tile<S, kChunk, D, NT>(sm.qh, ws.qh + (pbase + b0) * D);
-      const TileRef<S> y = workspace_tile<S, kChunk, D, NT>(sm.y, ws.y + (pbase + b0) * D);
-      load_tile_async<S, kChunk, D, NT>(sm.dout, d_o + (base + b0) * D, D, T - b0);
-      load_tile_async<S, kChunk, D, NT>(sm.w, a.w + (base + b0) * D, D, T - b0);
-      load_row_values_async<NT>(sm.lse, lse + base + b0, kChunk, T - b0);
-      load_row_values_async<NT>(sm.delta, ws.delta + base + b0, kChunk, T - b0);
-      load_row_values_async<NT>(sm.gq, gate ? gate + b0 : nullptr, kChunk, T - b0);
-#pragma unroll
-      for (int g = 0; g < G; ++g)  // the key states of the groups whose keys precede the query chunk
-        if (b > c0 + g)
-          workspace_tile<S, kChunk, D, NT>(sm.of_group(sm.kt, g), states + ((g - grp) * s + b - first) * kChunk * D);
+      const TileRef<S> ktile = workspace_tile<S, kChunk, D>(sm.kt, states + (b - first) * kChunk * D);
+      const TileRef<S> qh = workspace_tile<S, kChunk, D>(sm.qh, ws.qh + (pbase + b0) * D);
+      const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + (pbase + b0) * D);
+      load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, T - b0);
+      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, T - b0);
       cp_async_commit();
+      for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
+        const bool in = b0 + i < T;
+        sm.lse[i] = in ? lse[base + b0 + i] * kLog2e : 0.f;
+        sm.delta[i] = in ? ws.delta[base + b0 + i] : 0.f;
+        sm.gq[i] = in && gate ? gate[b0 + i] : 0.f;
+      }
       cp_async_wait<0>();
       __syncthreads();
-      const TileRef<S> ktile = kInPlace<S> ? TileRef<S>{states + (b - first) * kChunk * D, D}
-                                           : TileRef<S>{sm.of_group(sm.kt, grp), ld};
-      const bool sees = b > c;  // this group's keys precede the query chunk
-      if (sees) {
-        // Sᵀ = K̃ Q̂ᵀ and dPᵀ = V dOᵀ: this warp's 16 keys × the chunk's 64 queries.
-        float p[8][4], ds[8][4];
-        zero(p);
-        zero(ds);
-        mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
-        mma_ss<BLayout::NK, false, 8, KTD>(ds, v + r0 * ld, ld, sm.dout, ld);
+      // Sᵀ = K̃ Q̂ᵀ and dPᵀ = V dOᵀ: this warp's 16 keys × the chunk's 64 queries.
+      float p[8][4], ds[8][4];
+      zero(p);
+      zero(ds);
+      mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
+      mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.v + r0 * ld, ld, sm.dout, ld);
 #pragma unroll
-        for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int il = acc_col(n, e), jl = r0 + acc_row(e);
-            float x = p[n][e] * scale2 - sm.lse[il] * kLog2e;
-            if (gate) x += gate2 * (sm.gq[il] - gk[jl]);
-            const float pv = b0 + il < T ? exp2f(x) : 0.f;
-            p[n][e] = pv;
-            ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
-            col_sum[e >> 1] += ds[n][e];
-          }
-        mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
-        const bool later = b < last || cross_span;  // R holds dK̃ of chunk b+1
-        if (later) {
-          store_acc(r, r_tile + r0 * ld, ld);
-          cross_chunk(r, sm.w, ld, y.p, y.ld);  // R P_b = R − (R Wᵀ) X W
+        for (int e = 0; e < 4; ++e) {
+          const int il = acc_col(n, e), jl = r0 + acc_row(e);
+          float x = p[n][e] * scale2 - sm.lse[il];
+          if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
+          const float pv = b0 + il < T ? exp2f(x) : 0.f;
+          p[n][e] = pv;
+          ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
+          col_sum[e >> 1] += ds[n][e];
         }
-        mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
-        store_acc(ds, ds_tile + r0 * lds, lds);
+      mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
+      const bool later = b < last || cross_span;  // R holds dK̃ of chunk b+1
+      if (later) {
+        store_acc(r, sm.r + r0 * ld, ld);
+        cross_chunk(r, sm.w, ld, y.p, y.ld);  // R P_b = R − (R Wᵀ) X W
       }
+      mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
+      store_acc(ds, sm.ds + r0 * lds, lds);
       __syncthreads();
-      if (sees) {
-        {  // dQ̂_b += s·dS K̃ for queries r0 …
+      {  // dQ̂_b += s·dS K̃ for queries r0 …
+        float acc[NTD][4];
+        zero(acc);
+        mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.ds + r0, lds, ktile.p, ktile.ld);
+        atomic_add_acc(acc, ws.dqh + (pbase + b0 + r0) * D, D, 16, a.scale);
+      }
+      if (later)  // dP_b += Rᵀ K̃, rows 16·tile … of the D × D matrix
+        for (int tile = wp; tile < D / 16; tile += kWarps) {
           float acc[NTD][4];
           zero(acc);
-          mma_ss<BLayout::KN, true, NTD, 4>(acc, ds_tile + r0, lds, ktile.p, ktile.ld);
-          atomic_add_acc(acc, ws.dqh + (pbase + b0 + r0) * D, D, 16, a.scale);
+          mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.r + 16 * tile, ld, ktile.p, ktile.ld);
+          atomic_add_acc(acc, ws.dpm + ((bh * nch + b) * D + 16 * tile) * D, D);
         }
-        if (b < last || cross_span)  // dP_b += Rᵀ K̃, rows 16·tile … of the D × D matrix
-          for (int tile = wp; tile < D / 16; tile += kWarps) {
-            float acc[NTD][4];
-            zero(acc);
-            mma_ss<BLayout::KN, true, NTD, 4>(acc, r_tile + 16 * tile, ld, ktile.p, ktile.ld);
-            atomic_add_acc(acc, ws.dpm + ((bh * nch + b) * D + 16 * tile) * D, D);
-          }
-      }
       __syncthreads();
     }
-    if (active) {
-      store_acc(r, ws.dkh + krow * D, D);
-      store_acc(dv, ws.dvc + krow * D, D);
-      if (gate) {  // d(cum log gate) of the keys: the cross-span part plus −g·Σ dS of the in-span pairs
-        const float sum0 = quad_sum(col_sum[0]), sum1 = quad_sum(col_sum[1]);
-        if (lane_id() % 4 == 0) {
-          ws.dcc[krow + lane_id() / 4] -= a.gate_scale * sum0;
-          ws.dcc[krow + lane_id() / 4 + 8] -= a.gate_scale * sum1;
-        }
+    store_acc(r, ws.dkh + krow * D, D);
+    store_acc(dv, ws.dvc + krow * D, D);
+    if (gate) {  // d(cum log gate) of the keys: the cross-span part plus −g·Σ dS of the in-span pairs
+      const float sum0 = quad_sum(col_sum[0]), sum1 = quad_sum(col_sum[1]);
+      if (lane_id() % 4 == 0) {
+        ws.dcc[krow + lane_id() / 4] -= a.gate_scale * sum0;
+        ws.dcc[krow + lane_id() / 4 + 8] -= a.gate_scale * sum1;
       }
     }
     __syncthreads();
@@ -484,24 +445,20 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// The in-span scan's grid: its resident blocks (at most one per item), and key chunks per block.
+// Resident blocks of the in-span scan (at most one per key chunk).
 template <typename S>
-std::pair<int, int> span_scan_grid(const PathAttentionCudaArgs<S>& a) {
-  int blocks = 0, groups = 0;
+int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
+  int blocks = 0;
   with_head_dim(a.head_dim, [&]<int D>() {
-    groups = kScanGroups<S, D>;
-    blocks = resident_blocks(path_span_scan_kernel<S, D>, groups * kThreads,
-                             SpanScanSmem<S, D, kScanGroups<S, D>>(nullptr).bytes, "path_span_scan_kernel");
+    blocks = resident_blocks(path_span_scan_kernel<S, D>, kThreads, SpanScanSmem<S, D>(nullptr).bytes,
+                             "path_span_scan_kernel");
   });
-  const int64_t chunks = (a.length + kChunk - 1) / kChunk, s = PathWorkspace<S>::span_chunks_for(a, chunks);
-  const int64_t items = a.batch_heads * ((chunks + s - 1) / s) * ((s + groups - 1) / groups);
-  return {int(std::min<int64_t>(items, blocks)), groups};
+  return int(std::min<int64_t>(a.batch_heads * ((a.length + kChunk - 1) / kChunk), blocks));
 }
 
 template <typename S>
 PathWorkspace<S> backward_layout(void* base, const PathAttentionCudaArgs<S>& a) {
-  const auto [blocks, groups] = span_scan_grid(a);
-  return PathWorkspace<S>::carve(base, a, true, blocks, groups);
+  return PathWorkspace<S>::carve(base, a, true, span_scan_blocks(a));
 }
 
 }  // namespace
@@ -542,9 +499,8 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
   float* d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr;
   with_head_dim(d, [&]<int D>() {
-    constexpr int groups = kScanGroups<S, D>;
-    launch_kernel_threads(path_span_scan_kernel<S, D>, dim3(unsigned(w.state_blocks)), groups * kThreads,
-                          SpanScanSmem<S, D, groups>(nullptr).bytes, stream, "path_span_scan_kernel", a, w, d_o, lse);
+    launch_kernel(path_span_scan_kernel<S, D>, dim3(unsigned(w.state_blocks)), SpanScanSmem<S, D>(nullptr).bytes,
+                  stream, "path_span_scan_kernel", a, w, d_o, lse);
   });
   launch_path_query_chain(a, w, stream);
   launch_path_span_gradients(a, w, stream);

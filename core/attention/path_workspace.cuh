@@ -15,7 +15,7 @@ template <typename S>
 struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
   int64_t span_chunks = 1, spans = 1;  // chunks per span s, spans ⌈chunks / s⌉
-  int state_blocks = 0;            // resident blocks of the in-span key scan
+  int state_blocks = 0;            // resident blocks of the in-span key scan, each with its own key states
   // prep outputs (forward and backward)
   S* qh = nullptr;      // [BH, Tp, D] queries moved to their chunk's start
   S* kh = nullptr;      // [BH, Tp, D] keys moved to their chunk's end
@@ -39,7 +39,7 @@ struct PathWorkspace {
   float* dvc = nullptr;      // [BH, Tp, D] dV from other chunks' queries
   float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
-  S* states = nullptr;       // [state_blocks, groups, s, 64, D] key states K̃ of the key chunks in flight
+  S* states = nullptr;       // [state_blocks, s, 64, D] key states K̃ of the key chunk in flight
   // spans (backward)
   S* qspan = nullptr;        // [BH, spans, Tp, D] Q⁽ʲ⁾: queries of later spans moved to span j's end
   float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the mover zeroes the rows it writes), then
@@ -60,9 +60,8 @@ struct PathWorkspace {
   }
 
   // Lays the buffers out over `base` (sizes only when base is null); the backward's persistent
-  // in-span scan keeps key states for the `groups` key chunks of each of its state_blocks blocks.
-  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks = 0,
-                             int groups = 0) {
+  // in-span scan keeps per-block key states for state_blocks resident blocks.
+  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks) {
     PathWorkspace w;
     WorkspaceCarver c(base);
     const int64_t bh = a.batch_heads, d = a.head_dim;
@@ -93,7 +92,7 @@ struct PathWorkspace {
       w.dcc = c.take<float>(rows);
       w.dpm = c.take<float>(bh * w.chunks * d * d);
       const int64_t span_rows = w.span_chunks * tiles::kChunk;
-      w.states = c.take<S>(int64_t(state_blocks) * groups * span_rows * d);
+      w.states = c.take<S>(state_blocks * span_rows * d);
       w.qspan = c.take<S>(bh * w.spans * w.padded * d);
       w.dqspan = c.take<float>(bh * w.spans * w.padded * d);
       w.dkbar = c.take<float>(rows * d);
