@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(kThreads) path_span_transforms_kernel(PathAtte
 template <typename S, int D>
 struct MoverSmem {
   static constexpr int ld = stride_of<S>(D);
-  S *w, *y;  // [64, D] one chunk's W and Y (queries) or Xᵀ W (keys)
-  S* f;      // [D, D] F_j
+  S *w, *y;  // [64, D] one chunk's W and Xᵀ W, for the key moves
+  S* f;      // [D, D] R_x or F_j, for the query moves
   size_t bytes;
   __host__ __device__ explicit MoverSmem(unsigned char* base) {
     SmemCarver c{base};
@@ -121,7 +121,8 @@ struct MoverSmem {
   }
 };
 
-// Moves the warp's rows u across chunk m: u (I − W_mᵀ B_m) with B = Y (queries) or Xᵀ W (keys).
+// Moves the warp's rows u across chunk m: u (I − W_mᵀ B_m), with B_m from b_rows (Xᵀ W: keys
+// move rightwards).
 template <typename S, int D, int NTD>
 __device__ __forceinline__ void move_across(float (&u)[NTD][4], const MoverSmem<S, D>& sm,
                                             const PathAttentionCudaArgs<S>& a, const S* b_rows, int m,
