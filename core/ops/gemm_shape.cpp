@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 
 #include "core/error.h"
 
@@ -28,7 +29,7 @@ std::string gemm_shape_problem(const GemmShape& s) {
 
 }  // namespace
 
-void check_gemm_shape(const GemmShape& s, const std::string& op) {
+void check_gemm_shape(const GemmShape& s, std::string_view op) {
   const std::string problem = gemm_shape_problem(s);
   if (problem.empty()) return;
   throw Error(fmt::format("{}: matrix product C[{}, {}] = A{}[{}, {}] · B{}[{}, {}] (lda {}, ldb {}, ldc {}): {}", op,

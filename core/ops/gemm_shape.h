@@ -3,7 +3,7 @@
 // log line). Free of CUDA includes, so CPU builds test it too.
 #pragma once
 #include <cstdint>
-#include <string>
+#include <string_view>
 
 namespace pathbench {
 
@@ -18,6 +18,6 @@ struct GemmShape {
 
 // Throws pathbench::Error("<op>: matrix product ...: <problem>") unless m, n, k >= 0, every size
 // fits cuBLAS's int, and each row stride is at least its row's length (and at least 1).
-void check_gemm_shape(const GemmShape& s, const std::string& op);
+void check_gemm_shape(const GemmShape& s, std::string_view op);
 
 }  // namespace pathbench
