@@ -24,40 +24,71 @@ __device__ __forceinline__ void store_square(S* dst, const float* src, int ldf) 
   for (int i = int(threadIdx.x); i < D * D; i += kThreads) dst[i] = from_float<S>(src[(i / D) * ldf + i % D]);
 }
 
-// M ← M + sign·Xᵀ B for a D×D matrix M kept in shared memory in fp32 (row stride ldf) and, for
-// bf16, as a product operand beside it (row stride ld); X and B are [64, D] tiles. Each warp updates
-// its share of M's 16-row tiles.
+// A D×D fp32 matrix kept in shared memory (row stride ldf) with, for bf16, its copy as a product
+// operand beside it (row stride ld); fp32 reads the matrix itself as the operand.
 template <typename S, int D>
-__device__ __forceinline__ void add_transposed_product(float* m, S* m_operand, TileRef<S> x, TileRef<S> b,
-                                                       float sign) {
-  constexpr int NTD = D / 8, ld = stride_of<S>(D), ldf = stride_of<float>(D);
-  for (int tile = warp_id(); tile < D / 16; tile += kWarps) {
-    float acc[NTD][4], upd[NTD][4];
-    load_acc(acc, m + 16 * tile * ldf, ldf);
-    zero(upd);
-    mma_ss<BLayout::KN, true, NTD, 4>(upd, x.p + 16 * tile, x.ld, b.p, b.ld);
-#pragma unroll
-    for (int n = 0; n < NTD; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[n][e] += sign * upd[n][e];
-    store_acc(acc, m + 16 * tile * ldf, ldf);
-    if constexpr (!kInPlace<S>) store_acc(acc, m_operand + 16 * tile * ld, ld);
+struct SquareTile {
+  static constexpr int ld = stride_of<S>(D), ldf = stride_of<float>(D), ld_operand = kInPlace<S> ? ldf : ld;
+  float* m = nullptr;
+  S* operand = nullptr;
+  __host__ __device__ void carve(SmemCarver& c) {
+    m = c.take<float>(tile_elems<float>(D, D));
+    operand = kInPlace<S> ? reinterpret_cast<S*>(m) : c.take<S>(tile_elems<S>(D, D));
   }
-}
+  // Sets element (i, j) to value(i, j) in both copies (the whole block; a barrier must follow).
+  template <typename Value>
+  __device__ void fill(Value value) const {
+    for (int i = int(threadIdx.x); i < D * D; i += kThreads) {
+      const int row = i / D, col = i % D;
+      const float x = value(row, col);
+      m[row * ldf + col] = x;
+      if constexpr (!kInPlace<S>) operand[row * ld + col] = from_float<S>(x);
+    }
+  }
+  // M ← M + sign·Xᵀ B for [64, D] tiles X and B; each warp updates its share of M's 16-row tiles.
+  __device__ void add_transposed_product(TileRef<S> x, TileRef<S> b, float sign) const {
+    constexpr int NTD = D / 8;
+    for (int tile = warp_id(); tile < D / 16; tile += kWarps) {
+      float acc[NTD][4], upd[NTD][4];
+      load_acc(acc, m + 16 * tile * ldf, ldf);
+      zero(upd);
+      mma_ss<BLayout::KN, true, NTD, 4>(upd, x.p + 16 * tile, x.ld, b.p, b.ld);
+#pragma unroll
+      for (int n = 0; n < NTD; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[n][e] += sign * upd[n][e];
+      store_acc(acc, m + 16 * tile * ldf, ldf);
+      if constexpr (!kInPlace<S>) store_acc(acc, operand + 16 * tile * ld, ld);
+    }
+  }
+};
+
+// The span of a span-transform or span-gradient block: span j = blockIdx.x + 1 (chunks first …
+// end − 1) of slice bh = blockIdx.y.
+struct SpanBlock {
+  int j, first, end;
+  int64_t bh, base, pbase;  // slice, its first token, its first padded row
+  template <typename S>
+  __device__ SpanBlock(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws)
+      : j(int(blockIdx.x) + 1),
+        first(j * int(ws.span_chunks)),
+        end(min(first + int(ws.span_chunks), int(ws.chunks))),
+        bh(blockIdx.y),
+        base(bh * a.length),
+        pbase(bh * ws.padded) {}
+};
 
 // ---- span transforms -------------------------------------------------------------------------------
 
 template <typename S, int D>
 struct TransformSmem {
-  static constexpr int ld = stride_of<S>(D), ldf = stride_of<float>(D);
-  float* r;  // [D, D] fp32 running product R
-  S* rs;     // [D, D] R as a product operand (aliases r for fp32)
-  S *w, *y, *t;  // [64, D] W_m, Y_m, Y_m R
+  static constexpr int ld = stride_of<S>(D);
+  SquareTile<S, D> r;  // the running product R
+  S *w, *y, *t;        // [64, D] W_m, Y_m, Y_m R
   size_t bytes;
   __host__ __device__ explicit TransformSmem(unsigned char* base) {
     SmemCarver c{base};
-    r = c.take<float>(tile_elems<float>(D, D));
-    rs = kInPlace<S> ? reinterpret_cast<S*>(r) : c.take<S>(tile_elems<S>(D, D));
+    r.carve(c);
     w = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(tile_elems<S>(kChunk, D));
     t = c.take<S>(tile_elems<S>(kChunk, D));
@@ -70,38 +101,33 @@ __global__ void __launch_bounds__(kThreads) path_span_transforms_kernel(PathAtte
                                                                         PathWorkspace<S> ws) {
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = TransformSmem<S, D>;
-  constexpr int ld = Sm::ld, ldf = Sm::ldf, ldr = kInPlace<S> ? ldf : ld;
+  constexpr int ld = Sm::ld;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int T = int(a.length), j = int(blockIdx.x) + 1, wp = warp_id(), r0 = 16 * wp;
-  const int first = j * int(ws.span_chunks), end = min(first + int(ws.span_chunks), int(ws.chunks));
-  const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
+  const SpanBlock sp(a, ws);
+  const int T = int(a.length), r0 = 16 * warp_id();
 
-  for (int i = int(threadIdx.x); i < D * D; i += kThreads) {
-    const int row = i / D, col = i % D;
-    sm.r[row * ldf + col] = row == col ? 1.f : 0.f;
-    if constexpr (!kInPlace<S>) sm.rs[row * ld + col] = from_float<S>(row == col ? 1.f : 0.f);
-  }
-  for (int m = first; m < end; ++m) {
+  sm.r.fill([](int row, int col) { return row == col ? 1.f : 0.f; });
+  for (int m = sp.first; m < sp.end; ++m) {
     const int m0 = m * kChunk;
     __syncthreads();  // R complete, the previous chunk's tiles no longer read
-    load_tile_async<S, kChunk, D>(sm.w, a.w + (base + m0) * D, D, T - m0);
-    load_tile_async<S, kChunk, D>(sm.y, ws.y + (pbase + m0) * D, D, kChunk);
+    load_tile_async<S, kChunk, D>(sm.w, a.w + (sp.base + m0) * D, D, T - m0);
+    load_tile_async<S, kChunk, D>(sm.y, ws.y + (sp.pbase + m0) * D, D, kChunk);
     cp_async_commit();
-    store_square<S, D>(ws.prefix + (bh * ws.chunks + m) * D * D, sm.r, ldf);
+    store_square<S, D>(ws.prefix + (sp.bh * ws.chunks + m) * D * D, sm.r.m, sm.r.ldf);
     cp_async_wait<0>();
     __syncthreads();
     {  // Y_m R, rows r0 …
       float acc[NTD][4];
       zero(acc);
-      mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.y + r0 * ld, ld, sm.rs, ldr);
+      mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.y + r0 * ld, ld, sm.r.operand, sm.r.ld_operand);
       store_acc(acc, sm.t + r0 * ld, ld);
     }
     __syncthreads();
-    add_transposed_product<S, D>(sm.r, sm.rs, {sm.w, ld}, {sm.t, ld}, -1.f);  // R ← P_m R = R − W_mᵀ (Y_m R)
+    sm.r.add_transposed_product({sm.w, ld}, {sm.t, ld}, -1.f);  // R ← P_m R = R − W_mᵀ (Y_m R)
   }
   __syncthreads();
-  store_square<S, D>(ws.fspan + (bh * ws.spans + j) * D * D, sm.r, ldf);
+  store_square<S, D>(ws.fspan + (sp.bh * ws.spans + sp.j) * D * D, sm.r.m, sm.r.ldf);
 }
 
 // ---- movers --------------------------------------------------------------------------------------
@@ -271,17 +297,15 @@ __global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentio
 
 template <typename S, int D>
 struct GradientSmem {
-  static constexpr int ld = stride_of<S>(D), ldf = stride_of<float>(D);
-  float* am;  // [D, D] fp32 A, the gradient of R_{m+1}
-  S* as;      // [D, D] A as a product operand (aliases am for fp32)
-  S* r;       // [D, D] R_m (staged for bf16; fp32 reads it in place)
-  S *w, *y, *t;  // [64, D] W_m, Y_m, W_m A
-  S *q, *g;      // [64, D] Q̂_m and G_m (staged for bf16; fp32 reads them in place)
+  static constexpr int ld = stride_of<S>(D);
+  SquareTile<S, D> a;  // A, the gradient of R_{m+1}
+  S* r;                // [D, D] R_m (staged for bf16; fp32 reads it in place)
+  S *w, *y, *t;        // [64, D] W_m, Y_m, W_m A
+  S *q, *g;            // [64, D] Q̂_m and G_m (staged for bf16; fp32 reads them in place)
   size_t bytes;
   __host__ __device__ explicit GradientSmem(unsigned char* base) {
     SmemCarver c{base};
-    am = c.take<float>(tile_elems<float>(D, D));
-    as = kInPlace<S> ? reinterpret_cast<S*>(am) : c.take<S>(tile_elems<S>(D, D));
+    a.carve(c);
     r = c.take<S>(staged_bytes<S>(D, D) / sizeof(S));
     w = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(tile_elems<S>(kChunk, D));
@@ -297,47 +321,43 @@ __global__ void __launch_bounds__(kThreads) path_span_gradients_kernel(PathAtten
                                                                        PathWorkspace<S> ws) {
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = GradientSmem<S, D>;
-  constexpr int ld = Sm::ld, ldf = Sm::ldf, lda = kInPlace<S> ? ldf : ld;
+  constexpr int ld = Sm::ld, lda = SquareTile<S, D>::ld_operand;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int T = int(a.length), j = int(blockIdx.x) + 1, wp = warp_id(), r0 = 16 * wp;
-  const int first = j * int(ws.span_chunks), end = min(first + int(ws.span_chunks), int(ws.chunks));
-  const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
-  const float* span_start_gradient = ws.dqspan + ((bh * ws.spans + j - 1) * ws.padded) * D;  // G of the span's queries
+  const SpanBlock sp(a, ws);
+  const int T = int(a.length), wp = warp_id(), r0 = 16 * wp;
+  const float* span_start_gradient = ws.dqspan + ((sp.bh * ws.spans + sp.j - 1) * ws.padded) * D;  // G of its queries
 
-  const float* df = ws.dfspan + (bh * ws.spans + j) * D * D;
-  for (int i = int(threadIdx.x); i < D * D; i += kThreads) {
-    sm.am[(i / D) * ldf + i % D] = df[i];
-    if constexpr (!kInPlace<S>) sm.as[(i / D) * ld + i % D] = from_float<S>(df[i]);
-  }
-  for (int m = end - 1; m >= first; --m) {
+  const float* df = ws.dfspan + (sp.bh * ws.spans + sp.j) * D * D;
+  sm.a.fill([df](int row, int col) { return df[row * D + col]; });
+  for (int m = sp.end - 1; m >= sp.first; --m) {
     const int m0 = m * kChunk;
-    const TileRef<S> r = workspace_tile<S, D, D>(sm.r, ws.prefix + (bh * ws.chunks + m) * D * D);
-    load_tile_async<S, kChunk, D>(sm.y, ws.y + (pbase + m0) * D, D, kChunk);
-    load_tile_async<S, kChunk, D>(sm.w, a.w + (base + m0) * D, D, T - m0);
-    const TileRef<S> q = workspace_tile<S, kChunk, D>(sm.q, ws.qh + (pbase + m0) * D);
+    const TileRef<S> r = workspace_tile<S, D, D>(sm.r, ws.prefix + (sp.bh * ws.chunks + m) * D * D);
+    load_tile_async<S, kChunk, D>(sm.y, ws.y + (sp.pbase + m0) * D, D, kChunk);
+    load_tile_async<S, kChunk, D>(sm.w, a.w + (sp.base + m0) * D, D, T - m0);
+    const TileRef<S> q = workspace_tile<S, kChunk, D>(sm.q, ws.qh + (sp.pbase + m0) * D);
     cp_async_commit();
     const TileRef<S> g = float_tile<S, kChunk, D>(sm.g, span_start_gradient + m0 * D);
     cp_async_wait<0>();
     __syncthreads();
-    float* dpm = ws.dpm + (bh * ws.chunks + m) * D * D;
+    float* dpm = ws.dpm + (sp.bh * ws.chunks + m) * D * D;
     for (int tile = wp; tile < D / 16; tile += kWarps) {  // dP_m += A R_mᵀ, rows 16·tile …
       float acc[NTD][4];
       load_acc(acc, dpm + 16 * tile * D, D);
-      mma_ss<BLayout::NK, false, NTD, KTD>(acc, sm.as + 16 * tile * lda, lda, r.p, r.ld);
+      mma_ss<BLayout::NK, false, NTD, KTD>(acc, sm.a.operand + 16 * tile * lda, lda, r.p, r.ld);
       store_acc(acc, dpm + 16 * tile * D, D);
     }
-    if (m == first) break;
+    if (m == sp.first) break;
     {  // W_m A, rows r0 …
       float acc[NTD][4];
       zero(acc);
-      mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.w + r0 * ld, ld, sm.as, lda);
+      mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.w + r0 * ld, ld, sm.a.operand, lda);
       store_acc(acc, sm.t + r0 * ld, ld);
     }
     __syncthreads();
     // The gradient of R_m: P_mᵀ A = A − Y_mᵀ (W_m A), plus Q̂_mᵀ G_m from chunk m's queries.
-    add_transposed_product<S, D>(sm.am, sm.as, {sm.y, ld}, {sm.t, ld}, -1.f);
-    add_transposed_product<S, D>(sm.am, sm.as, q, g, 1.f);
+    sm.a.add_transposed_product({sm.y, ld}, {sm.t, ld}, -1.f);
+    sm.a.add_transposed_product(q, g, 1.f);
     __syncthreads();
   }
 }
