@@ -258,13 +258,7 @@ __global__ void __launch_bounds__(kThreads)
       mma_acc<BLayout::NK>(x, u, kbar.p, kbar.ld);
       if (crosses_span(kb)) {
         const TileRef<S> f = tile(sm.y + so, span_transform(kb), 0);
-        float moved[NTD][4];
-        zero(moved);
-        mma_acc<BLayout::KN>(moved, u, f.p, f.ld);
-#pragma unroll
-        for (int n = 0; n < NTD; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) u[n][e] = moved[n][e];
+        multiply_square(u, f.p, f.ld);
       }
     }
 #pragma unroll

@@ -187,13 +187,7 @@ __global__ void __launch_bounds__(kThreads)
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    float moved[NTD][4];
-    zero(moved);
-    mma_acc<BLayout::KN>(moved, u, sm.f, ld);
-#pragma unroll
-    for (int n = 0; n < NTD; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) u[n][e] = moved[n][e];
+    multiply_square(u, sm.f, ld);
     __syncthreads();
   };
   float zeros[NTD][4];

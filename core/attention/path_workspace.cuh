@@ -201,6 +201,19 @@ __device__ __forceinline__ void cross_chunk(float (&u)[NTD][4], const S* a, int 
   mma_acc<BLayout::KN>(u, t, b, ldb, -1.f);
 }
 
+// u ← u M for the warp's 16 rows u (accumulator layout, D columns) and a D×D operand tile M: a query
+// crossing a whole span (M = F_j) or reaching its span's start (M = R_m).
+template <int NTD, typename S>
+__device__ __forceinline__ void multiply_square(float (&u)[NTD][4], const S* m, int ldm) {
+  float moved[NTD][4];
+  zero(moved);
+  mma_acc<BLayout::KN>(moved, u, m, ldm);
+#pragma unroll
+  for (int n = 0; n < NTD; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) u[n][e] = moved[n][e];
+}
+
 template <int NT>
 __device__ __forceinline__ void negate(float (&acc)[NT][4]) {
 #pragma unroll
