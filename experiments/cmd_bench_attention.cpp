@@ -168,12 +168,20 @@ Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, c
     };
     cuda::PathAttentionCudaArgs<bf16> shape_only{bh, s.length, s.head_dim, scale};
     shape_only.span_chunks = span_chunks;
-    p.workspace = std::max(cuda::path_attention_forward_workspace_bytes(shape_only),
-                           cuda::path_attention_backward_workspace_bytes(shape_only));
-    p.forward = [=, &out, &ws](InputSet& in) { cuda::path_attention_forward(args(in), out.o.p, out.lse.p, ws, nullptr); };
-    p.backward = [=, &out, &ws](InputSet& in) {
-      cuda::path_attention_backward(args(in), out.o.p, out.lse.p, in.d_o.p, out.dq.p, out.dk.p, out.dv.p, out.dw.p,
-                                    out.dbeta.p, gate ? out.dgate.p : nullptr, ws, nullptr);
+    // One workspace: the forward's part (kept for the backward), then the backward's own.
+    const size_t forward_bytes = cuda::path_attention_forward_workspace_bytes(shape_only);
+    p.workspace = forward_bytes + cuda::path_attention_backward_workspace_bytes(shape_only);
+    auto forward_ws = [&ws, forward_bytes] { return cuda::Workspace{ws.data, forward_bytes}; };
+    auto backward_ws = [&ws, forward_bytes] {
+      return cuda::Workspace{static_cast<char*>(ws.data) + forward_bytes, ws.bytes - forward_bytes};
+    };
+    p.forward = [=, &out](InputSet& in) {
+      cuda::path_attention_forward(args(in), out.o.p, out.lse.p, forward_ws(), nullptr);
+    };
+    p.backward = [=, &out](InputSet& in) {
+      cuda::path_attention_backward(args(in), out.o.p, out.lse.p, forward_ws(), in.d_o.p, out.dq.p, out.dk.p,
+                                    out.dv.p, out.dw.p, out.dbeta.p, gate ? out.dgate.p : nullptr, backward_ws(),
+                                    nullptr);
     };
   } else {
     throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", encoding));

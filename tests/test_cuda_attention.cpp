@@ -246,8 +246,8 @@ void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chu
   DeviceWorkspace fws(cuda::path_attention_forward_workspace_bytes(a));
   cuda::path_attention_forward(a, o.get(), lse.get(), fws.get(), nullptr);
   DeviceWorkspace bws(cuda::path_attention_backward_workspace_bytes(a));
-  cuda::path_attention_backward(a, o.get(), lse.get(), ddo.get(), dq.get(), dk.get(), dv.get(), dw.get(), db.get(),
-                                with_gate ? dg.get() : nullptr, bws.get(), nullptr);
+  cuda::path_attention_backward(a, o.get(), lse.get(), fws.get(), ddo.get(), dq.get(), dk.get(), dv.get(), dw.get(),
+                                db.get(), with_gate ? dg.get() : nullptr, bws.get(), nullptr);
   CHECK_CLOSE("o", o.download(), o_ref);
   CHECK_CLOSE("lse", lse.download(), lse_ref);
   CHECK_CLOSE("dq", dq.download(), dq_ref);
@@ -337,6 +337,13 @@ TEST_CASE("CUDA attention rejects unsupported shapes and small workspaces", "[cu
                   Error);
   cuda::PathAttentionCudaArgs<float> p{2, 0, 64, 1.f};  // T = 0
   CHECK_THROWS_AS(cuda::path_attention_forward<float>(p, nullptr, nullptr, cuda::Workspace{}, nullptr), Error);
+  DeviceArray<float> x(2 * 10 * 64), rows(2 * 10);  // a valid shape with its inputs, but no forward workspace
+  p.length = 10, p.q = p.k = p.v = p.w = x.get(), p.beta = rows.get();
+  DeviceWorkspace bws(cuda::path_attention_backward_workspace_bytes(p));
+  CHECK_THROWS_WITH(cuda::path_attention_backward<float>(p, x.get(), rows.get(), cuda::Workspace{}, x.get(), x.get(),
+                                                         x.get(), x.get(), x.get(), rows.get(), nullptr, bws.get(),
+                                                         nullptr),
+                    Catch::Contains("the forward's workspace"));
 }
 
 }  // namespace pathbench

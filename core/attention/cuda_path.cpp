@@ -102,8 +102,9 @@ class PathEncoding : public PositionEncoding<S> {
 
   void backward(CudaParameters& params, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
                 float* dx) override {
-    path_attention_backward(args(in.q, in.k, in.v), o, lse_.data(), d_o, dq, dk, dv, dw_.data(), dbeta_.data(),
-                            gate_ ? gate_->d_cum() : nullptr, workspace(backward_ws_), ctx_.stream());
+    path_attention_backward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), d_o, dq, dk, dv,
+                            dw_.data(), dbeta_.data(), gate_ ? gate_->d_cum() : nullptr, workspace(backward_ws_),
+                            ctx_.stream());
     projection_.backward(params, in.x, in.dims, dw_.data(), dbeta_.data(), dx);
     if (gate_) gate_->backward(params, in.x, in.dims, dx);
   }
@@ -127,6 +128,7 @@ class PathEncoding : public PositionEncoding<S> {
   const float* cum_ = nullptr;        // [B, H, T] the gate's output of the last forward
   DeviceBuffer<S> w_{"PaTH w"}, dw_{"PaTH w gradients"};                                  // [B, H, T, D]
   DeviceBuffer<float> beta_{"PaTH β"}, dbeta_{"PaTH β gradients"}, lse_{"PaTH log-sum-exp"};  // [B, H, T]
+  // the forward's workspace holds what the backward reads; the backward has its own besides
   DeviceBuffer<char> forward_ws_{"PaTH forward workspace"}, backward_ws_{"PaTH backward workspace"};
 };
 

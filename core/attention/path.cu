@@ -38,7 +38,7 @@ struct PrepSmem {
 
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads)
-    path_prep_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, bool backward) {
+    path_prep_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = PrepSmem<S, D>;
   constexpr int ld = Sm::ld, ldc = Sm::ldc, ldf = Sm::ldf;
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(kThreads)
     zero(g);
     mma_ss<BLayout::NK, false, 8, KTD>(g, sm.w + r0 * ld, ld, sm.w, ld);
     store_acc(g, sm.g + r0 * ldf, ldf);
-    if (backward) store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
+    store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
   }
   __syncthreads();
   // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
@@ -85,9 +85,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
       sm.xs[(i / kChunk) * ldc + i % kChunk] = from_float<S>(sm.x[(i / kChunk) * ldf + i % kChunk]);
   __syncthreads();
-  if (backward)
-    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
-      ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
+  for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
+    ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
 
   {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the key moves
     float y[NTD][4];
@@ -105,20 +104,20 @@ __global__ void __launch_bounds__(kThreads)
     mma_ss<BLayout::NK, false, 8, KTD>(sl, sm.w + r0 * ld, ld, sm.k, ld);
     mask_acc(sl, r0, [](int i, int j) { return j < i; });
     store_acc(sl, sm.sl + r0 * ldc, ldc);
-    if (backward) store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
+    store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
   }
   float qw[8][4];  // tril(Q Wᵀ), this warp's rows
   zero(qw);
   mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
   mask_acc(qw, r0, [](int i, int j) { return j <= i; });
-  if (backward) store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
+  store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
   __syncthreads();
   {  // M = X strict_lower(W Kᵀ)
     float m[8][4];
     zero(m);
     mma_ss<BLayout::KN, false, 8, 4>(m, sm.xs + r0 * ldc, ldc, sm.sl, ldc);
     store_acc(m, sm.mm + r0 * ldc, ldc);
-    if (backward) store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
+    store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
   }
   {  // Q̂ = Q − tril(Q Wᵀ) Y
     float qh[NTD][4];
@@ -285,48 +284,33 @@ __global__ void __launch_bounds__(kThreads)
   store_row_pair(lse + base + row0, row_lse, T - row0);
 }
 
-template <typename S>
-void check_path_args(const PathAttentionCudaArgs<S>& a, const char* function) {
-  check_attention_shape(a.batch_heads, a.length, a.head_dim, function);
-  if (!a.q || !a.k || !a.v || !a.w || !a.beta) throw Error(std::string(function) + ": q, k, v, w and beta are required");
-}
-
 }  // namespace
 
 template <typename S>
-void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool backward,
-                      cudaStream_t stream) {
-  const dim3 grid(unsigned(ws.chunks), unsigned(a.batch_heads));
-  with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, ws,
-                  backward);
-  });
-}
-
-template <typename S>
 size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
-  return PathWorkspace<S>::carve(nullptr, a, false, 0).bytes;
+  return PathWorkspace<S>(a).carve_forward(nullptr, a);
 }
 
 template <typename S>
 void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream) {
   check_path_args(a, "path_attention_forward (cuda)");
-  const auto layout = PathWorkspace<S>::carve(nullptr, a, false, 0);
-  check_workspace(ws, layout.bytes, "path_attention_forward (cuda)");
-  const auto w = PathWorkspace<S>::carve(ws.data, a, false, 0);
-  launch_path_prep(a, w, false, stream);
-  launch_path_span_transforms(a, w, stream);
-  launch_path_span_movers(a, w, false, stream);
+  PathWorkspace<S> w(a);
+  check_workspace(ws, w.carve_forward(nullptr, a), "path_attention_forward (cuda)");
+  w.carve_forward(ws.data, a);
   const dim3 grid(unsigned(w.chunks), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, w);
+  });
+  launch_path_span_transforms(a, w, stream);
+  launch_path_key_movers(a, w, stream);
   with_head_dim(a.head_dim, [&]<int D>() {
     launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
                   w, o, lse);
   });
 }
 
-#define PATHBENCH_INSTANTIATE(S)                                                                                 \
-  template void launch_path_prep<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, bool, cudaStream_t); \
-  template size_t path_attention_forward_workspace_bytes<S>(const PathAttentionCudaArgs<S>&);                   \
+#define PATHBENCH_INSTANTIATE(S)                                                               \
+  template size_t path_attention_forward_workspace_bytes<S>(const PathAttentionCudaArgs<S>&); \
   template void path_attention_forward<S>(const PathAttentionCudaArgs<S>&, S*, float*, Workspace, cudaStream_t);
 PATHBENCH_INSTANTIATE(float)
 PATHBENCH_INSTANTIATE(bf16)

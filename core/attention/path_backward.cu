@@ -456,36 +456,32 @@ int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
   return int(std::min<int64_t>(a.batch_heads * ((a.length + kChunk - 1) / kChunk), blocks));
 }
 
-template <typename S>
-PathWorkspace<S> backward_layout(void* base, const PathAttentionCudaArgs<S>& a) {
-  return PathWorkspace<S>::carve(base, a, true, span_scan_blocks(a));
-}
-
 }  // namespace
 
 template <typename S>
 size_t path_attention_backward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "path_attention_backward (cuda)");
-  return backward_layout<S>(nullptr, a).bytes;
+  return PathWorkspace<S>(a).carve_backward(nullptr, a, span_scan_blocks(a));
 }
 
 template <typename S>
-void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, const float* lse, const S* d_o, S* dq,
-                             S* dk, S* dv, S* dw, float* dbeta, float* d_cum_log_gate, Workspace ws,
-                             cudaStream_t stream) {
+void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, const float* lse, Workspace forward_ws,
+                             const S* d_o, S* dq, S* dk, S* dv, S* dw, float* dbeta, float* d_cum_log_gate,
+                             Workspace ws, cudaStream_t stream) {
   const char* fn = "path_attention_backward (cuda)";
-  check_attention_shape(a.batch_heads, a.length, a.head_dim, fn);
-  if (!a.q || !a.k || !a.v || !a.w || !a.beta) throw Error(std::string(fn) + ": q, k, v, w and beta are required");
-  check_workspace(ws, backward_layout<S>(nullptr, a).bytes, fn);
-  const auto w = backward_layout<S>(ws.data, a);
+  check_path_args(a, fn);
+  PathWorkspace<S> w(a);
+  const int blocks = span_scan_blocks(a);
+  check_workspace(forward_ws, w.carve_forward(nullptr, a), std::string(fn) + " (the forward's workspace)");
+  check_workspace(ws, w.carve_backward(nullptr, a, blocks), fn);
+  w.carve_forward(forward_ws.data, a);
+  w.carve_backward(ws.data, a, blocks);
   const int64_t d = a.head_dim, rows = a.batch_heads * w.padded;
-  launch_path_prep(a, w, true, stream);
   detail::row_dot(d_o, o, w.delta, a.batch_heads * a.length, d, stream);
   check_cuda(cudaMemsetAsync(w.dqh, 0, rows * d * sizeof(float), stream), fn);
   check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * d * d * sizeof(float), stream), fn);
   check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), stream), fn);
-  launch_path_span_transforms(a, w, stream);
-  launch_path_span_movers(a, w, true, stream);
+  launch_path_query_movers(a, w, stream);
 
   KeyMajorBackwardArgs<S, float> km;  // pairs across spans: Q⁽ʲ⁾ against K̄
   km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;
@@ -514,8 +510,8 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
 
 #define PATHBENCH_INSTANTIATE(S)                                                                              \
   template size_t path_attention_backward_workspace_bytes<S>(const PathAttentionCudaArgs<S>&);               \
-  template void path_attention_backward<S>(const PathAttentionCudaArgs<S>&, const S*, const float*, const S*, S*, \
-                                           S*, S*, S*, float*, float*, Workspace, cudaStream_t);
+  template void path_attention_backward<S>(const PathAttentionCudaArgs<S>&, const S*, const float*, Workspace,   \
+                                           const S*, S*, S*, S*, S*, float*, float*, Workspace, cudaStream_t);
 PATHBENCH_INSTANTIATE(float)
 PATHBENCH_INSTANTIATE(bf16)
 #undef PATHBENCH_INSTANTIATE

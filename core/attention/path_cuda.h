@@ -10,8 +10,9 @@
 //   forward (per query chunk): scan key chunks leftwards with an online softmax. Inside the query
 //     chunk's own span the queries cross each chunk by one rank-64 update U ← U − (U Wᵀ) Y; the
 //     keys of an earlier span j then meet the fixed U as K̄, and U crosses span j as U ← U F_j;
-//   backward (path_backward.cu, path_span.cu): queries are materialized at the end of every
-//     earlier span (Q⁽ʲ⁾: Q̂_m R_m to their own span's start, then U ← U F_j). A logit whose key
+//   backward (path_backward.cu, path_span.cu): it reads the prep and span outputs that the forward
+//     left in its workspace. Queries are materialized at the end of every earlier span (Q⁽ʲ⁾:
+//     Q̂_m R_m to their own span's start, then U ← U F_j). A logit whose key
 //     lies in an earlier span is the plain product Q⁽ʲ⁾ K̄ᵀ, so those pairs (all but about 1/spans
 //     of them) run through the FlashAttention-2 backward of key_major_backward.cuh. Pairs inside
 //     one span take the chunk scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W) storing ≤ s
@@ -19,7 +20,7 @@
 //     P. A chain kernel carries dQ⁽ʲ⁾ back through the F_j (dF_j) and the prefixes (dQ̂), a span
 //     kernel turns dF_j and the prefixes' gradients into each chunk's dP, and per-chunk kernels
 //     push dQ̂, dK̂, dP and the chunk's own logit gradients through the UT formulas to dq, dk, dw,
-//     dβ. Workspace O(spans·T·D + T·D²/64), never T².
+//     dβ. Workspaces O(spans·T·D + T·D²/64), never T².
 // dw is the gradient with respect to the given (unit) w. Conventions: attention_cuda.h.
 #pragma once
 #include "core/attention/attention_cuda.h"
@@ -42,21 +43,27 @@ struct PathAttentionCudaArgs {
   int64_t span_chunks = 0;             // chunks per span (0: about an eighth of the chunks)
 };
 
+// Bytes of the forward's workspace. The forward leaves there what the backward reads instead of
+// recomputing it (the prep outputs, the span transforms and prefixes, K̄): keep it untouched from a
+// forward to its backward.
 template <typename S>
 size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a);
 
 // o: [BH, T, D]; lse: [BH, T] natural-log row log-sum-exp (kept for backward).
 template <typename S>
-void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream);
+void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace forward_ws,
+                            cudaStream_t stream);
 
+// Bytes of the backward's own workspace (besides the forward's).
 template <typename S>
 size_t path_attention_backward_workspace_bytes(const PathAttentionCudaArgs<S>& a);
 
+// forward_ws: the workspace of the forward that produced o and lse, with the same args.
 // dq, dk, dv, dw: [BH, T, D]; dbeta: [BH, T]; d_cum_log_gate: [BH, T] when the bias is on (all
 // overwritten).
 template <typename S>
-void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, const float* lse, const S* d_o, S* dq,
-                             S* dk, S* dv, S* dw, float* dbeta, float* d_cum_log_gate, Workspace ws,
-                             cudaStream_t stream);
+void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, const float* lse, Workspace forward_ws,
+                             const S* d_o, S* dq, S* dk, S* dv, S* dw, float* dbeta, float* d_cum_log_gate,
+                             Workspace ws, cudaStream_t stream);
 
 }  // namespace pathbench::cuda

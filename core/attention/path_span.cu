@@ -1,10 +1,11 @@
-// PaTH backward, CUDA: the span kernels (algorithm in path_cuda.h). A span j of s chunks has the
+// PaTH, CUDA: the span kernels (algorithm in path_cuda.h). A span j of s chunks has the
 // dense D×D transform F_j = P_last ⋯ P_first (P = I − Wᵀ Y, Y = X W) and prefixes R_m = P_{m−1} ⋯
 // P_first: a query at the span's end crosses it as U F_j, and chunk m's queries Q̂_m reach the span's
 // start as Q̂_m R_m. Queries of later spans are materialized at the end of every earlier span
 // (Q⁽ʲ⁾), keys at the end of their own span (K̄), so cross-span logits are Q⁽ʲ⁾ K̄ᵀ. Kernels:
 //   span transforms:  F_j and the prefixes R_m, one block per span after the first;
-//   movers:           K̄ (in-span chunk moves) and, for the backward, Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk;
+//   key movers:       K̄ (in-span chunk moves), per chunk;
+//   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (backward);
 //   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per query chunk; the
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
@@ -133,30 +134,39 @@ __global__ void __launch_bounds__(kThreads) path_span_transforms_kernel(PathAtte
 // ---- movers --------------------------------------------------------------------------------------
 
 template <typename S, int D>
-struct MoverSmem {
+struct KeyMoverSmem {
   static constexpr int ld = stride_of<S>(D);
-  S *w, *y;  // [64, D] one chunk's W and Xᵀ W, for the key moves
-  S* f;      // [D, D] R_x or F_j, for the query moves
+  S *w, *y;  // [64, D] one chunk's W and Xᵀ W
   size_t bytes;
-  __host__ __device__ explicit MoverSmem(unsigned char* base) {
+  __host__ __device__ explicit KeyMoverSmem(unsigned char* base) {
     SmemCarver c{base};
     w = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(tile_elems<S>(kChunk, D));
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+struct QueryMoverSmem {
+  static constexpr int ld = stride_of<S>(D);
+  S* f;  // [D, D] R_x or F_j
+  size_t bytes;
+  __host__ __device__ explicit QueryMoverSmem(unsigned char* base) {
+    SmemCarver c{base};
     f = c.take<S>(tile_elems<S>(D, D));
     bytes = c.offset;
   }
 };
 
-// Moves the warp's rows u across chunk m: u (I − W_mᵀ B_m), with B_m from b_rows (Xᵀ W: keys
-// move rightwards).
+// Moves the warp's key rows u rightwards across chunk m: u (I − W_mᵀ Y'_m), Y' = Xᵀ W.
 template <typename S, int D, int NTD>
-__device__ __forceinline__ void move_across(float (&u)[NTD][4], const MoverSmem<S, D>& sm,
-                                            const PathAttentionCudaArgs<S>& a, const S* b_rows, int m,
+__device__ __forceinline__ void move_across(float (&u)[NTD][4], const KeyMoverSmem<S, D>& sm,
+                                            const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, int m,
                                             int64_t base, int64_t pbase) {
-  constexpr int ld = MoverSmem<S, D>::ld;
+  constexpr int ld = KeyMoverSmem<S, D>::ld;
   const int T = int(a.length), m0 = m * kChunk;
   load_tile_async<S, kChunk, D>(sm.w, a.w + (base + m0) * D, D, T - m0);
-  load_tile_async<S, kChunk, D>(sm.y, b_rows + (pbase + m0) * D, D, kChunk);
+  load_tile_async<S, kChunk, D>(sm.y, ws.yp + (pbase + m0) * D, D, kChunk);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
@@ -164,35 +174,45 @@ __device__ __forceinline__ void move_across(float (&u)[NTD][4], const MoverSmem<
   __syncthreads();
 }
 
+// Key chunk x (blockIdx.x) to its span's end: K̄.
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads)
-    path_span_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, bool queries) {
+__global__ void __launch_bounds__(kThreads) path_key_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
   constexpr int NTD = D / 8;
-  using Sm = MoverSmem<S, D>;
-  constexpr int ld = Sm::ld;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  const Sm sm(smem_raw);
-  const int T = int(a.length), x = int(blockIdx.x), s = int(ws.span_chunks), r0 = 16 * warp_id();
-  const int span = x / s, span_end = min((span + 1) * s, int(ws.chunks));
-  const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded, row = pbase + x * kChunk + r0;
+  const KeyMoverSmem<S, D> sm(smem_raw);
+  const int x = int(blockIdx.x), s = int(ws.span_chunks), r0 = 16 * warp_id();
+  const int span_end = min((x / s + 1) * s, int(ws.chunks));
+  const int64_t bh = blockIdx.y, base = bh * a.length, pbase = bh * ws.padded, row = pbase + x * kChunk + r0;
 
   float u[NTD][4];
-  load_acc(u, ws.kh + row * D, D);  // key chunk x to its span's end
-  for (int b = x + 1; b < span_end; ++b) move_across(u, sm, a, ws.yp, b, base, pbase);
+  load_acc(u, ws.kh + row * D, D);
+  for (int b = x + 1; b < span_end; ++b) move_across(u, sm, a, ws, b, base, pbase);
   store_acc(u, ws.kbar + row * D, D);
-  if (!queries || span == 0) return;
+}
 
+// Query chunk x = s + blockIdx.x (after span 0) to the end of every earlier span: Q⁽ʲ⁾, its dQ⁽ʲ⁾
+// rows zeroed.
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads) path_query_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
+  constexpr int NTD = D / 8;
+  using Sm = QueryMoverSmem<S, D>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int s = int(ws.span_chunks), x = s + int(blockIdx.x), span = x / s, r0 = 16 * warp_id();
+  const int64_t bh = blockIdx.y, row = bh * ws.padded + x * kChunk + r0;
+
+  float u[NTD][4];
   auto multiply_by = [&](const S* matrix) {  // u ← u M for a D×D matrix M of the workspace
     load_tile_async<S, D, D>(sm.f, matrix, D, D);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    multiply_square(u, sm.f, ld);
+    multiply_square(u, sm.f, Sm::ld);
     __syncthreads();
   };
   float zeros[NTD][4];
   zero(zeros);
-  load_acc(u, ws.qh + row * D, D);  // query chunk x to its span's start = span − 1's end: Q̂ R_x
+  load_acc(u, ws.qh + row * D, D);  // to its span's start = span − 1's end: Q̂ R_x
   if (x > span * s) multiply_by(ws.prefix + (bh * ws.chunks + x) * D * D);
   for (int j = span - 1;; --j) {
     const int64_t at = (bh * ws.spans + j) * ws.padded + x * kChunk + r0;
@@ -368,12 +388,20 @@ void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWo
 }
 
 template <typename S>
-void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool queries,
-                             cudaStream_t stream) {
+void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(path_span_movers_kernel<S, D>, grid, MoverSmem<S, D>(nullptr).bytes, stream,
-                  "path_span_movers_kernel", a, ws, queries);
+    launch_kernel(path_key_movers_kernel<S, D>, grid, KeyMoverSmem<S, D>(nullptr).bytes, stream, "path_key_movers_kernel",
+                  a, ws);
+  });
+}
+
+template <typename S>
+void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
+  const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(path_query_movers_kernel<S, D>, grid, QueryMoverSmem<S, D>(nullptr).bytes, stream,
+                  "path_query_movers_kernel", a, ws);
   });
 }
 
@@ -398,8 +426,8 @@ void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWor
 #define PATHBENCH_INSTANTIATE(S)                                                                                    \
   template void launch_path_span_transforms<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&,            \
                                                cudaStream_t);                                                       \
-  template void launch_path_span_movers<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, bool,         \
-                                           cudaStream_t);                                                           \
+  template void launch_path_key_movers<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t);  \
+  template void launch_path_query_movers<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t); \
   template void launch_path_query_chain<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t); \
   template void launch_path_span_gradients<S>(const PathAttentionCudaArgs<S>&, const PathWorkspace<S>&, cudaStream_t);
 PATHBENCH_INSTANTIATE(float)

@@ -1,11 +1,13 @@
-// Internal to the PaTH CUDA kernels (path.cu, path_backward.cu): the workspace layout and the prep
-// launcher they share. Per-token workspace tensors are padded to whole chunks (Tp = 64·chunks rows
+// Internal to the PaTH CUDA kernels (path.cu, path_backward.cu, path_span.cu): the workspace layout
+// and the span launchers. The forward's workspace keeps what the backward reads (the prep outputs,
+// the span transforms and prefixes, K̄); the backward has its own besides. Per-token workspace tensors are padded to whole chunks (Tp = 64·chunks rows
 // per slice) and their padding rows hold zeros (the padding tokens have w = 0, β = 0: H = I), so
 // kernels may read whole chunk tiles of them without bounds checks — fp32 kernels read such tiles in
 // place from global memory instead of staging them in shared memory.
 #pragma once
 #include "core/attention/attention_tiles.cuh"
 #include "core/attention/path_cuda.h"
+#include "core/error.h"
 
 #include <algorithm>
 
@@ -16,23 +18,22 @@ struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
   int64_t span_chunks = 1, spans = 1;  // chunks per span s, spans ⌈chunks / s⌉
   int state_blocks = 0;            // resident blocks of the in-span key scan, each with its own key states
-  // prep outputs (forward and backward)
-  S* qh = nullptr;      // [BH, Tp, D] queries moved to their chunk's start
-  S* kh = nullptr;      // [BH, Tp, D] keys moved to their chunk's end
-  S* y = nullptr;       // [BH, Tp, D] X W
-  S* yp = nullptr;      // [BH, Tp, D] Xᵀ W
-  float* sd = nullptr;  // [BH, chunks, 64, 64] the chunk's own logits (unscaled, no bias)
-  // spans (forward and backward)
-  S* fspan = nullptr;   // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
-  S* prefix = nullptr;  // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
-  S* kbar = nullptr;    // [BH, Tp, D] K̄: keys moved to their span's end
-  // prep outputs (backward only)
+  // The forward's workspace, kept for the backward. Prep outputs:
+  S* qh = nullptr;        // [BH, Tp, D] queries moved to their chunk's start
+  S* kh = nullptr;        // [BH, Tp, D] keys moved to their chunk's end
+  S* y = nullptr;         // [BH, Tp, D] X W
+  S* yp = nullptr;        // [BH, Tp, D] Xᵀ W
+  float* sd = nullptr;    // [BH, chunks, 64, 64] the chunk's own logits (unscaled, no bias)
   S* xs = nullptr;        // [BH, chunks, 64, 64] X
   S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ)
   S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ)
   S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ)
   float* gram = nullptr;  // [BH, chunks, 64, 64] W Wᵀ
-  // backward
+  // spans:
+  S* fspan = nullptr;   // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
+  S* prefix = nullptr;  // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
+  S* kbar = nullptr;    // [BH, Tp, D] K̄: keys moved to their span's end
+  // The backward's own workspace:
   float* delta = nullptr;    // [BH, T] rowsum(dO ∘ O)
   float* dqh = nullptr;      // [BH, Tp, D] dQ̂ (atomics)
   float* dkh = nullptr;      // [BH, Tp, D] dK̂ from other chunks' queries
@@ -40,7 +41,6 @@ struct PathWorkspace {
   float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
   S* states = nullptr;       // [state_blocks, s, 64, D] key states K̃ of the key chunk in flight
-  // spans (backward)
   S* qspan = nullptr;        // [BH, spans, Tp, D] Q⁽ʲ⁾: queries of later spans moved to span j's end
   float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the mover zeroes the rows it writes), then
                              //   in slot span − 1 the gradient G of the queries at their span's start
@@ -50,7 +50,6 @@ struct PathWorkspace {
   float* dy = nullptr;       // [BH, Tp, D] dY
   float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
   float* dw_part = nullptr;  // [BH, Tp, D] dw before the X and Gram terms
-  size_t bytes = 0;
 
   // Chunks per span: the requested count (at most all chunks), else ⌈chunks / 8⌉ so that about 1/8
   // of the key–query chunk pairs fall inside a span.
@@ -59,69 +58,80 @@ struct PathWorkspace {
     return std::max<int64_t>(1, (chunks + 7) / 8);
   }
 
-  // Lays the buffers out over `base` (sizes only when base is null); the backward's persistent
-  // in-span scan keeps per-block key states for state_blocks resident blocks.
-  static PathWorkspace carve(void* base, const PathAttentionCudaArgs<S>& a, bool backward, int state_blocks) {
-    PathWorkspace w;
+  // The chunk and span counts of a call, no buffers yet.
+  explicit PathWorkspace(const PathAttentionCudaArgs<S>& a)
+      : chunks((a.length + tiles::kChunk - 1) / tiles::kChunk),
+        padded(chunks * tiles::kChunk),
+        span_chunks(span_chunks_for(a, chunks)),
+        spans((chunks + span_chunks - 1) / span_chunks) {}
+
+  // Lays the forward's buffers over `base` and returns their bytes (sizes only when base is null).
+  size_t carve_forward(void* base, const PathAttentionCudaArgs<S>& a) {
     WorkspaceCarver c(base);
-    const int64_t bh = a.batch_heads, d = a.head_dim;
-    w.chunks = (a.length + tiles::kChunk - 1) / tiles::kChunk;
-    w.padded = w.chunks * tiles::kChunk;
-    w.span_chunks = span_chunks_for(a, w.chunks);
-    w.spans = (w.chunks + w.span_chunks - 1) / w.span_chunks;
-    const int64_t rows = bh * w.padded, cc = bh * w.chunks * tiles::kChunk * tiles::kChunk;
-    w.qh = c.take<S>(rows * d);
-    w.kh = c.take<S>(rows * d);
-    w.y = c.take<S>(rows * d);
-    w.yp = c.take<S>(rows * d);
-    w.sd = c.take<float>(cc);
-    w.fspan = c.take<S>(bh * w.spans * d * d);
-    w.prefix = c.take<S>(bh * w.chunks * d * d);
-    w.kbar = c.take<S>(rows * d);
-    if (backward) {
-      w.state_blocks = state_blocks;
-      w.xs = c.take<S>(cc);
-      w.sl = c.take<S>(cc);
-      w.mm = c.take<S>(cc);
-      w.qw = c.take<S>(cc);
-      w.gram = c.take<float>(cc);
-      w.delta = c.take<float>(bh * a.length);
-      w.dqh = c.take<float>(rows * d);
-      w.dkh = c.take<float>(rows * d);
-      w.dvc = c.take<float>(rows * d);
-      w.dcc = c.take<float>(rows);
-      w.dpm = c.take<float>(bh * w.chunks * d * d);
-      const int64_t span_rows = w.span_chunks * tiles::kChunk;
-      w.states = c.take<S>(state_blocks * span_rows * d);
-      w.qspan = c.take<S>(bh * w.spans * w.padded * d);
-      w.dqspan = c.take<float>(bh * w.spans * w.padded * d);
-      w.dkbar = c.take<float>(rows * d);
-      w.dfspan = c.take<float>(bh * w.spans * d * d);
-      w.dm = c.take<float>(cc);
-      w.dy = c.take<float>(rows * d);
-      w.dk_part = c.take<float>(rows * d);
-      w.dw_part = c.take<float>(rows * d);
-    }
-    w.bytes = c.bytes();
-    return w;
+    const int64_t bh = a.batch_heads, d = a.head_dim, rows = bh * padded, cc = chunk_blocks(a);
+    qh = c.take<S>(rows * d);
+    kh = c.take<S>(rows * d);
+    y = c.take<S>(rows * d);
+    yp = c.take<S>(rows * d);
+    sd = c.take<float>(cc);
+    xs = c.take<S>(cc);
+    sl = c.take<S>(cc);
+    mm = c.take<S>(cc);
+    qw = c.take<S>(cc);
+    gram = c.take<float>(cc);
+    fspan = c.take<S>(bh * spans * d * d);
+    prefix = c.take<S>(bh * chunks * d * d);
+    kbar = c.take<S>(rows * d);
+    return c.bytes();
+  }
+
+  // Lays the backward's own buffers over `base` and returns their bytes (sizes only when base is
+  // null); the persistent in-span scan keeps key states for `blocks` resident blocks.
+  size_t carve_backward(void* base, const PathAttentionCudaArgs<S>& a, int blocks) {
+    WorkspaceCarver c(base);
+    const int64_t bh = a.batch_heads, d = a.head_dim, rows = bh * padded, cc = chunk_blocks(a);
+    state_blocks = blocks;
+    delta = c.take<float>(bh * a.length);
+    dqh = c.take<float>(rows * d);
+    dkh = c.take<float>(rows * d);
+    dvc = c.take<float>(rows * d);
+    dcc = c.take<float>(rows);
+    dpm = c.take<float>(bh * chunks * d * d);
+    states = c.take<S>(int64_t(blocks) * span_chunks * tiles::kChunk * d);
+    qspan = c.take<S>(bh * spans * padded * d);
+    dqspan = c.take<float>(bh * spans * padded * d);
+    dkbar = c.take<float>(rows * d);
+    dfspan = c.take<float>(bh * spans * d * d);
+    dm = c.take<float>(cc);
+    dy = c.take<float>(rows * d);
+    dk_part = c.take<float>(rows * d);
+    dw_part = c.take<float>(rows * d);
+    return c.bytes();
+  }
+
+ private:
+  int64_t chunk_blocks(const PathAttentionCudaArgs<S>& a) const {  // elements of one [BH, chunks, 64, 64] array
+    return a.batch_heads * chunks * tiles::kChunk * tiles::kChunk;
   }
 };
 
-// Runs the per-chunk prep kernel (path.cu): fills qh, kh, y, yp, sd, and with `backward` also xs,
-// sl, mm, qw and gram.
+// Throws when the shape is unsupported or an input is missing; `function` names the caller.
 template <typename S>
-void launch_path_prep(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool backward,
-                      cudaStream_t stream);
+void check_path_args(const PathAttentionCudaArgs<S>& a, const char* function) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, function);
+  if (!a.q || !a.k || !a.v || !a.w || !a.beta) throw Error(std::string(function) + ": q, k, v, w and beta are required");
+}
 
-// The span kernels (path_span.cu), in the order the backward queues them (the forward queues the
-// first two): fspan and prefix for every span after the first;
+// The span kernels (path_span.cu), in the order the passes queue them. Forward: fspan and prefix
+// for every span after the first;
 template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// kbar for every key chunk and, with `queries` (backward), qspan (with its dqspan rows zeroed) for
-// every query chunk after span 0;
+// kbar for every key chunk;
 template <typename S>
-void launch_path_span_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, bool queries,
-                             cudaStream_t stream);
+void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
+// backward: qspan (with its dqspan rows zeroed) for every query chunk after span 0;
+template <typename S>
+void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
 // dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then through
 // its prefix into dqh (that span-start gradient is kept in dqspan for the span gradients);
 template <typename S>
