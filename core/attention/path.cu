@@ -12,9 +12,15 @@ using namespace tiles;
 
 // ---- prep: one block per chunk ---------------------------------------------------------------------
 
+// Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
+// two blocks fit per multiprocessor at D = 128): Y takes the Gram matrix's space where it fits, and
+// for bf16 strict_lower(W Kᵀ) takes X's fp32 space once X has been converted to its operand copy.
 template <typename S, int D>
 struct PrepSmem {
   static constexpr int ld = stride_of<S>(D), ldc = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
+  static constexpr size_t gram_bytes = tile_elems<float>(kChunk, kChunk) * sizeof(float);
+  static constexpr size_t y_bytes = tile_elems<S>(kChunk, D) * sizeof(S);
+  static constexpr bool y_over_gram = y_bytes <= gram_bytes;
   S *w, *k, *q, *y;  // [64, D] tiles
   float *g, *x;      // [64, 64] Gram W Wᵀ and X in fp32
   S *xs, *sl, *mm;   // [64, 64] X, strict_lower(W Kᵀ), M as matrix-product operands
@@ -25,11 +31,11 @@ struct PrepSmem {
     w = c.take<S>(tile_elems<S>(kChunk, D));
     k = c.take<S>(tile_elems<S>(kChunk, D));
     q = c.take<S>(tile_elems<S>(kChunk, D));
-    y = c.take<S>(tile_elems<S>(kChunk, D));
     g = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    y = y_over_gram ? reinterpret_cast<S*>(g) : c.take<S>(tile_elems<S>(kChunk, D));
     x = c.take<float>(tile_elems<float>(kChunk, kChunk));
     xs = kInPlace<S> ? reinterpret_cast<S*>(x) : c.take<S>(tile_elems<S>(kChunk, kChunk));
-    sl = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    sl = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk)) : reinterpret_cast<S*>(x);
     mm = c.take<S>(tile_elems<S>(kChunk, kChunk));
     beta = c.take<float>(kChunk);
     bytes = c.offset;

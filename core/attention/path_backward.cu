@@ -323,6 +323,8 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- per-chunk backward, part b ------------------------------------------------------------------
 
+// bf16: dG takes dM's staged copy, which is dead once dSL is formed (two blocks fit per
+// multiprocessor at D = 128).
 template <typename S, int D>
 struct LocalBSmem {
   static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
@@ -338,7 +340,7 @@ struct LocalBSmem {
     dm = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     dy = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     dsl = c.take<S>(tile_elems<S>(kChunk, kChunk));
-    dgm = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    dgm = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk)) : dm;
     z = c.take<float>(tile_elems<float>(kChunk, kChunk));
     beta = c.take<float>(kChunk);
     bytes = c.offset;
