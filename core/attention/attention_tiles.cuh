@@ -19,7 +19,7 @@ namespace pathbench::cuda::tiles {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kWarps = 4;                 // warps per block in every attention kernel
+constexpr int kWarps = 4;                 // warps per block in the attention kernels (launch_kernel_threads for others)
 constexpr int kThreads = 32 * kWarps;
 constexpr int kChunk = 64;                // rows of a query or key block (PaTH's chunk size C)
 constexpr unsigned kFullMask = 0xffffffffu;

@@ -26,8 +26,9 @@ __device__ __forceinline__ void store_square(S* dst, const float* src, int ldf) 
 }
 
 // A D×D fp32 matrix kept in shared memory (row stride ldf) with, for bf16, its copy as a product
-// operand beside it (row stride ld); fp32 reads the matrix itself as the operand.
-template <typename S, int D>
+// operand beside it (row stride ld); fp32 reads the matrix itself as the operand. WARPS: the
+// block's warps, which share its updates.
+template <typename S, int D, int WARPS = kWarps>
 struct SquareTile {
   static constexpr int ld = stride_of<S>(D), ldf = stride_of<float>(D), ld_operand = kInPlace<S> ? ldf : ld;
   float* m = nullptr;
@@ -39,7 +40,7 @@ struct SquareTile {
   // Sets element (i, j) to value(i, j) in both copies (the whole block; a barrier must follow).
   template <typename Value>
   __device__ void fill(Value value) const {
-    for (int i = int(threadIdx.x); i < D * D; i += kThreads) {
+    for (int i = int(threadIdx.x); i < D * D; i += 32 * WARPS) {
       const int row = i / D, col = i % D;
       const float x = value(row, col);
       m[row * ldf + col] = x;
@@ -49,7 +50,7 @@ struct SquareTile {
   // M ← M + sign·Xᵀ B for [64, D] tiles X and B; each warp updates its share of M's 16-row tiles.
   __device__ void add_transposed_product(TileRef<S> x, TileRef<S> b, float sign) const {
     constexpr int NTD = D / 8;
-    for (int tile = warp_id(); tile < D / 16; tile += kWarps) {
+    for (int tile = warp_id(); tile < D / 16; tile += WARPS) {
       float acc[NTD][4], upd[NTD][4];
       load_acc(acc, m + 16 * tile * ldf, ldf);
       zero(upd);
@@ -308,14 +309,17 @@ __global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentio
 }
 
 // ---- span gradients ------------------------------------------------------------------------------
+// Eight warps per block: one 16-row tile of A each at D = 128, and W_m A in column halves (D ≥ 32).
+
+constexpr int kGradientWarps = 8, kGradientThreads = 32 * kGradientWarps;
 
 template <typename S, int D>
 struct GradientSmem {
   static constexpr int ld = stride_of<S>(D);
-  SquareTile<S, D> a;  // A, the gradient of R_{m+1}
-  S* r;                // [D, D] R_m (staged for bf16; fp32 reads it in place)
-  S *w, *y, *t;        // [64, D] W_m, Y_m, W_m A
-  S *q, *g;            // [64, D] Q̂_m and G_m (staged for bf16; fp32 reads them in place)
+  SquareTile<S, D, kGradientWarps> a;  // A, the gradient of R_{m+1}
+  S* r;                                // [D, D] R_m (staged for bf16; fp32 reads it in place)
+  S *w, *y, *t;                        // [64, D] W_m, Y_m, W_m A
+  S *q, *g;                            // [64, D] Q̂_m and G_m (staged for bf16; fp32 reads them in place)
   size_t bytes;
   __host__ __device__ explicit GradientSmem(unsigned char* base) {
     SmemCarver c{base};
@@ -331,42 +335,48 @@ struct GradientSmem {
 };
 
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads) path_span_gradients_kernel(PathAttentionCudaArgs<S> a,
-                                                                       PathWorkspace<S> ws) {
-  constexpr int NTD = D / 8, KTD = D / 16;
+__global__ void __launch_bounds__(kGradientThreads) path_span_gradients_kernel(PathAttentionCudaArgs<S> a,
+                                                                               PathWorkspace<S> ws) {
+  constexpr int NTD = D / 8, KTD = D / 16, N = kGradientThreads;
   using Sm = GradientSmem<S, D>;
-  constexpr int ld = Sm::ld, lda = SquareTile<S, D>::ld_operand;
+  constexpr int ld = Sm::ld, lda = SquareTile<S, D, kGradientWarps>::ld_operand;
+  constexpr int t_parts = NTD >= 4 ? 2 : 1;  // column parts of W_m A (B fragments come in pairs of 8 columns)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
   const SpanBlock sp(a, ws);
-  const int T = int(a.length), wp = warp_id(), r0 = 16 * wp;
+  const int T = int(a.length), wp = warp_id();
+  const int t_row = 16 * (wp % 4), t_col = (wp / 4) * (D / t_parts);  // this warp's part of W_m A
   const float* span_start_gradient = ws.dqspan + ((sp.bh * ws.spans + sp.j - 1) * ws.padded) * D;  // G of its queries
 
   const float* df = ws.dfspan + (sp.bh * ws.spans + sp.j) * D * D;
   sm.a.fill([df](int row, int col) { return df[row * D + col]; });
   for (int m = sp.end - 1; m >= sp.first; --m) {
     const int m0 = m * kChunk;
-    const TileRef<S> r = workspace_tile<S, D, D>(sm.r, ws.prefix + (sp.bh * ws.chunks + m) * D * D);
-    load_tile_async<S, kChunk, D>(sm.y, ws.y + (sp.pbase + m0) * D, D, kChunk);
-    load_tile_async<S, kChunk, D>(sm.w, a.w + (sp.base + m0) * D, D, T - m0);
-    const TileRef<S> q = workspace_tile<S, kChunk, D>(sm.q, ws.qh + (sp.pbase + m0) * D);
+    const bool last_step = m == sp.first;  // only dP_m is left to do
+    const TileRef<S> r = workspace_tile<S, D, D, N>(sm.r, ws.prefix + (sp.bh * ws.chunks + m) * D * D);
+    TileRef<S> q{}, g{};
+    if (!last_step) {
+      load_tile_async<S, kChunk, D, N>(sm.y, ws.y + (sp.pbase + m0) * D, D, kChunk);
+      load_tile_async<S, kChunk, D, N>(sm.w, a.w + (sp.base + m0) * D, D, T - m0);
+      q = workspace_tile<S, kChunk, D, N>(sm.q, ws.qh + (sp.pbase + m0) * D);
+    }
     cp_async_commit();
-    const TileRef<S> g = float_tile<S, kChunk, D>(sm.g, span_start_gradient + m0 * D);
+    if (!last_step) g = float_tile<S, kChunk, D, N>(sm.g, span_start_gradient + m0 * D);
     cp_async_wait<0>();
     __syncthreads();
     float* dpm = ws.dpm + (sp.bh * ws.chunks + m) * D * D;
-    for (int tile = wp; tile < D / 16; tile += kWarps) {  // dP_m += A R_mᵀ, rows 16·tile …
+    for (int tile = wp; tile < D / 16; tile += kGradientWarps) {  // dP_m += A R_mᵀ, rows 16·tile …
       float acc[NTD][4];
       load_acc(acc, dpm + 16 * tile * D, D);
       mma_ss<BLayout::NK, false, NTD, KTD>(acc, sm.a.operand + 16 * tile * lda, lda, r.p, r.ld);
       store_acc(acc, dpm + 16 * tile * D, D);
     }
-    if (m == sp.first) break;
-    {  // W_m A, rows r0 …
-      float acc[NTD][4];
+    if (last_step) break;
+    if (wp < 4 * t_parts) {  // W_m A, rows t_row …, columns t_col …
+      float acc[NTD / t_parts][4];
       zero(acc);
-      mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.w + r0 * ld, ld, sm.a.operand, lda);
-      store_acc(acc, sm.t + r0 * ld, ld);
+      mma_ss<BLayout::KN, false, NTD / t_parts, KTD>(acc, sm.w + t_row * ld, ld, sm.a.operand + t_col, lda);
+      store_acc(acc, sm.t + t_row * ld + t_col, ld);
     }
     __syncthreads();
     // The gradient of R_m: P_mᵀ A = A − Y_mᵀ (W_m A), plus Q̂_mᵀ G_m from chunk m's queries.
@@ -418,8 +428,8 @@ template <typename S>
 void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.spans - 1), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(path_span_gradients_kernel<S, D>, grid, GradientSmem<S, D>(nullptr).bytes, stream,
-                  "path_span_gradients_kernel", a, ws);
+    launch_kernel_threads(path_span_gradients_kernel<S, D>, grid, kGradientThreads, GradientSmem<S, D>(nullptr).bytes,
+                          stream, "path_span_gradients_kernel", a, ws);
   });
 }
 

@@ -168,13 +168,13 @@ __device__ __forceinline__ TileRef<S> workspace_tile(S* smem, const S* gmem) {
 
 // An fp32 accumulator tile of the workspace (ROWS × COLS, row stride COLS) as an S operand tile:
 // converted into `smem` for bf16 (plain loads; a barrier must follow), in place for fp32.
-template <typename S, int ROWS, int COLS>
+template <typename S, int ROWS, int COLS, int NTHREADS = kThreads>
 __device__ __forceinline__ TileRef<S> float_tile(S* smem, const float* gmem) {
   if constexpr (kInPlace<S>) {
     return {reinterpret_cast<const S*>(gmem), COLS};
   } else {
     constexpr int ld = stride_of<S>(COLS);
-    for (int i = int(threadIdx.x); i < ROWS * COLS / 2; i += kThreads) {
+    for (int i = int(threadIdx.x); i < ROWS * COLS / 2; i += NTHREADS) {
       const int r = (2 * i) / COLS, c = (2 * i) % COLS;
       const float2 v = *reinterpret_cast<const float2*>(gmem + r * COLS + c);
       store_pair(smem + r * ld + c, v.x, v.y);
