@@ -1,7 +1,7 @@
 // `pathbench bench`: times training steps of a standard model per encoding after warm-up, on the
 // CPU or the GPU (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP,
 // batch 64 × 512 tokens, bf16, the step captured in a CUDA graph), prints a table and writes JSON
-// (tokens/s, ms/step, device, precision, build flags).
+// (tokens/s, ms/step, device, precision, build flags, git state).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -12,6 +12,7 @@
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
+#include "experiments/run_metadata.h"
 #include "experiments/step_timing.h"
 
 namespace pathbench {
@@ -64,6 +65,7 @@ void run_bench(const BenchOptions& o) {
   std::vector<std::string> encodings = o.encodings.empty() ? encoding_names() : o.encodings;
   for (const auto& e : encodings) find_encoding(e);  // fail before any timing on an unknown name
   check_device_available(o.device);
+  const json git = source_git_state();  // before timing: a bad PATHBENCH_GIT_COMMIT fails at once
   const bool gpu = o.device == "cuda";
   const std::string where = gpu ? cuda_device_description() : cpu_description();
   const StepBenchShape& m = o.shape;
@@ -83,6 +85,7 @@ void run_bench(const BenchOptions& o) {
            {gpu ? "gpu" : "cpu", where},
            {"threads", omp_get_max_threads()},
            {"build_flags", PATHBENCH_BUILD_FLAGS},
+           {"git", git},
            {"model", {{"layers", m.layers}, {"width", m.width}, {"heads", m.heads}, {"mlp", m.mlp}, {"vocab", m.vocab}}},
            {"batch", m.batch},
            {"length", m.length},

@@ -14,6 +14,7 @@
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
+#include "experiments/run_metadata.h"
 
 #ifdef PATHBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -241,6 +242,7 @@ void run_bench_attention(const BenchAttentionOptions& o) {
   for (const auto& e : o.encodings)
     if (e != "nope" && e != "rope" && e != "fox" && e != "sba" && e != "path" && e != "path_fox")
       throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", e));
+  const json git = source_git_state();  // before timing: a bad PATHBENCH_GIT_COMMIT fails at once
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   fmt::print("pathbench bench-attention on {}: bf16, {} warm-up, {} repeats over {} input sets\n", prop.name, o.warmup,
@@ -266,6 +268,7 @@ void run_bench_attention(const BenchAttentionOptions& o) {
            {"input_sets", o.sets},
            {"path_span_chunks", o.path_span_chunks},
            {"build_flags", PATHBENCH_BUILD_FLAGS},
+           {"git", git},
            {"results", results}};
   write_file_atomically(o.out, doc.dump(2) + "\n");
   fmt::print("wrote {}\n", o.out);

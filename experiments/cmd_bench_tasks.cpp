@@ -13,6 +13,7 @@
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
+#include "experiments/run_metadata.h"
 #include "experiments/step_timing.h"
 #include "tasks/collate.h"
 #include "tasks/task.h"
@@ -70,6 +71,7 @@ Rate measure_split(const Task& task, const std::string& split, double seconds) {
 
 void run_bench_tasks(const BenchTasksOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
+  const json git = source_git_state();  // before timing: a bad PATHBENCH_GIT_COMMIT fails at once
   const StepBenchShape shape;
   fmt::print("pathbench bench-tasks: generation on 1 thread; training step of the standard model ({} layers, width {}, "
              "{} heads, {}, T {}, batch {}) on {} threads\n\n",
@@ -116,6 +118,7 @@ void run_bench_tasks(const BenchTasksOptions& o) {
            {"generation_threads", 1},
            {"step_threads", omp_get_max_threads()},
            {"build_flags", PATHBENCH_BUILD_FLAGS},
+           {"git", git},
            {"step", {{"encoding", o.encoding}, {"layers", shape.layers}, {"width", shape.width}, {"heads", shape.heads},
                      {"length", shape.length}, {"batch", shape.batch}, {"ms_median", step.median_ms},
                      {"timed_steps", o.steps}}},

@@ -14,6 +14,7 @@
 #include "experiments/file_output.h"
 #include "experiments/process.h"
 #include "experiments/result_file.h"
+#include "experiments/run_metadata.h"
 #include "experiments/slurm_script.h"
 #include "experiments/sweep_runner.h"
 #include "tests/runner_fixture.h"
@@ -112,6 +113,26 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_FALSE(fs::exists(dir + "/bad"));
   CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
+}
+
+TEST_CASE("bench writes one timing per encoding and the source's git state", "[runner]") {
+  const std::string dir = fresh_temp_dir("bench");
+  const std::vector<std::string> small = {"--device", "cpu",     "--layers", "1", "--width", "8", "--heads",
+                                          "2",        "--length", "8",        "--batch", "2", "--warmup", "0",
+                                          "--steps",  "1",        "--threads", "1"};
+  auto bench = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), small.begin(), small.end());
+    args.insert(args.begin(), "bench");
+    cli(args);
+  };
+  bench({"--encodings", "nope", "path", "--out", dir + "/bench.json"});
+  const json doc = json::parse(read_file(dir + "/bench.json"));
+  CHECK(doc["git"] == source_git_state());
+  REQUIRE(doc["results"].size() == 2);
+  CHECK(doc["results"][1]["encoding"] == "path");
+  CHECK(doc["results"][1]["tokens_per_s"].get<double>() > 0);
+  CHECK_THROWS_WITH(bench({"--encodings", "nosuch", "--out", dir + "/bad.json"}), Catch::Contains("nosuch"));
+  CHECK_FALSE(fs::exists(dir + "/bad.json"));
 }
 
 TEST_CASE("a cuda run with a head dimension the GPU kernels lack is rejected before anything runs", "[runner]") {
