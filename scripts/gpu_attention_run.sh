@@ -5,6 +5,7 @@
 # the small case, and a per-kernel time breakdown (Nsight Compute) of chosen encodings and shapes. Logs and
 # JSON go to $OUT (default ./gpu-out, at most 8 files); a summary table is printed last.
 # SPAN_SWEEP="2 4 16" also times PaTH's backward with those chunks per span (bench.log).
+# Set PATHBENCH_GIT_COMMIT (the device copy has no .git) so that the bench JSON names the commit.
 # Usage (from the repository root): [NCU_CASES="path 4x4096x16x64;nope 8x2048x16x64"] [SPAN_SWEEP=…] \
 #   scripts/gpu_attention_run.sh [deps_dir]
 set -uo pipefail
