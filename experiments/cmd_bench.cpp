@@ -1,7 +1,8 @@
 // `pathbench bench`: times training steps of a standard model per encoding after warm-up, on the
 // CPU or the GPU (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP,
-// batch 64 × 512 tokens, bf16, the step captured in a CUDA graph), prints a table and writes JSON
-// (tokens/s, ms/step, device, precision, build flags, git state).
+// batch 64 × 512 tokens, bf16, the step captured in a CUDA graph, then the attention kernels'
+// forward and forward+backward medians at the anchor shapes as `bench-attention` times them),
+// prints tables and writes JSON (tokens/s, ms/step, device, precision, build flags, git state).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -9,6 +10,7 @@
 #include "core/attention/registry.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "experiments/attention_bench.h"
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
@@ -25,6 +27,7 @@ struct BenchOptions {
   StepBenchShape shape;
   std::string precision = "fp32";
   bool cuda_graph = true;
+  bool attention = true;  // cuda: also time the attention kernels at the anchor shapes
   int warmup = 3, steps = 10, threads = 0;
   std::string out = "bench-cpu.json";
 };
@@ -95,6 +98,10 @@ void run_bench(const BenchOptions& o) {
   if (gpu) {
     doc["precision"] = o.precision;
     doc["cuda_graph"] = o.cuda_graph;
+    if (o.attention) {
+      fmt::print("\n");
+      doc["attention"] = time_attention_kernels(AttentionBenchOptions{});
+    }
   }
   write_file_atomically(o.out, doc.dump(2) + "\n");
   fmt::print("wrote {}\n", o.out);
@@ -117,6 +124,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--precision", opts->precision, "cuda: fp32, tf32 or bf16 (default bf16); cpu: fp32")
       ->check(CLI::IsMember(precision_names()));
   cmd->add_option("--cuda-graph", opts->cuda_graph, "cuda: capture the training step in a CUDA graph (default true)");
+  cmd->add_option("--attention", opts->attention,
+                  "cuda: also time the attention kernels at the anchor shapes, as bench-attention does (default true)");
   cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps (cpu 3, cuda 5)")->check(integer_at_least(0));
   cmd->add_option("--steps", opts->steps, "timed steps (cpu 10, cuda 50)")->check(integer_at_least(1));
   cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(integer_at_least(0));
@@ -124,6 +133,8 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([opts, cmd]() {
     BenchOptions o = *opts;
     if (o.device == "cuda") apply_cuda_defaults(o, *cmd);
+    if (o.device == "cpu" && cmd->count("--attention") > 0 && o.attention)
+      throw Error("bench: --attention times the CUDA attention kernels; it needs --device cuda");
     run_bench(o);
   });
 }

@@ -1,7 +1,7 @@
-// `pathbench bench-attention`: times the fused CUDA attention kernels of each encoding (forward, and
-// forward + backward) at given B·T·H·D shapes with device events: warm-up first, then many repeats
-// cycling through several input sets (so repeats do not run out of L2), medians reported; prints a
-// table and writes JSON. scripts/bench_sdpa.py times PyTorch's SDPA (flash) at the same shapes.
+// `pathbench bench-attention` and time_attention_kernels (attention_bench.h): times the fused CUDA
+// attention kernels of each encoding (forward, and forward + backward) at given B·T·H·D shapes with
+// device events: warm-up first, then many repeats cycling through several input sets (so repeats do
+// not run out of L2), medians reported; prints a table and writes JSON. scripts/bench_sdpa.py times PyTorch's SDPA (flash) at the same shapes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include "build_info.h"
 #include "core/error.h"
 #include "core/options.h"
+#include "experiments/attention_bench.h"
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
@@ -34,10 +35,7 @@ namespace pathbench {
 namespace {
 
 struct BenchAttentionOptions {
-  std::vector<std::string> encodings = {"nope", "rope", "fox", "sba", "path", "path_fox"};
-  std::vector<std::string> shapes = {"8x2048x16x64", "4x4096x16x64", "2x8192x16x64", "4x4096x8x128"};
-  int warmup = 5, repeats = 30, sets = 3;
-  int64_t path_span_chunks = 0;  // chunks per span of the PaTH backward (0: the kernel's own choice)
+  AttentionBenchOptions timing;
   std::string out = "bench-attention.json";
 };
 
@@ -195,7 +193,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-json bench_one(const BenchAttentionOptions& o, const std::string& encoding, const BenchShape& s,
+json bench_one(const AttentionBenchOptions& o, const std::string& encoding, const BenchShape& s,
                std::vector<std::unique_ptr<InputSet>>& sets, Outputs& out) {
   cuda::Workspace ws;
   Pass pass = make_pass(encoding, s, out, ws, o.path_span_chunks);
@@ -236,13 +234,14 @@ json bench_one(const BenchAttentionOptions& o, const std::string& encoding, cons
               {"workspace_bytes", pass.workspace}};
 }
 
-void run_bench_attention(const BenchAttentionOptions& o) {
+}  // namespace
+
+json time_attention_kernels(const AttentionBenchOptions& o) {
   std::vector<BenchShape> shapes;
   for (const auto& s : o.shapes) shapes.push_back(parse_shape(s));
   for (const auto& e : o.encodings)
     if (e != "nope" && e != "rope" && e != "fox" && e != "sba" && e != "path" && e != "path_fox")
       throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", e));
-  const json git = source_git_state();  // before timing: a bad PATHBENCH_GIT_COMMIT fails at once
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   fmt::print("pathbench bench-attention on {}: bf16, {} warm-up, {} repeats over {} input sets\n", prop.name, o.warmup,
@@ -261,27 +260,36 @@ void run_bench_attention(const BenchAttentionOptions& o) {
       results.push_back(r);
     }
   }
-  json doc{{"device", prop.name},
-           {"precision", "bf16"},
-           {"warmup", o.warmup},
-           {"repeats", o.repeats},
-           {"input_sets", o.sets},
-           {"path_span_chunks", o.path_span_chunks},
-           {"build_flags", PATHBENCH_BUILD_FLAGS},
-           {"git", git},
-           {"results", results}};
-  write_file_atomically(o.out, doc.dump(2) + "\n");
-  fmt::print("wrote {}\n", o.out);
+  return json{{"device", prop.name},
+              {"precision", "bf16"},
+              {"warmup", o.warmup},
+              {"repeats", o.repeats},
+              {"input_sets", o.sets},
+              {"path_span_chunks", o.path_span_chunks},
+              {"build_flags", PATHBENCH_BUILD_FLAGS},
+              {"results", results}};
 }
 
 #else
 
-void run_bench_attention(const BenchAttentionOptions& o) {
+}  // namespace
+
+json time_attention_kernels(const AttentionBenchOptions& o) {
   for (const auto& s : o.shapes) parse_shape(s);
   throw Error("bench-attention: this build has no CUDA backend (configure with -DPATHBENCH_CUDA=ON)");
 }
 
 #endif
+
+namespace {
+
+void run_bench_attention(const BenchAttentionOptions& o) {
+  const json git = source_git_state();  // before timing: a bad PATHBENCH_GIT_COMMIT fails at once
+  json doc = time_attention_kernels(o.timing);
+  doc["git"] = git;
+  write_file_atomically(o.out, doc.dump(2) + "\n");
+  fmt::print("wrote {}\n", o.out);
+}
 
 }  // namespace
 
@@ -289,12 +297,12 @@ void add_bench_attention_command(CLI::App& app) {
   auto opts = std::make_shared<BenchAttentionOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench-attention", "time the CUDA attention kernels (forward, forward+backward) per encoding and shape; write JSON");
-  cmd->add_option("--encodings", opts->encodings, "encodings to time (nope, rope, fox, sba, path, path_fox)");
-  cmd->add_option("--shapes", opts->shapes, "shapes BxTxHxD (default: the four anchors of DESIGN.md §7)");
-  cmd->add_option("--warmup", opts->warmup, "untimed forward+backward passes")->check(integer_at_least(0));
-  cmd->add_option("--repeats", opts->repeats, "timed passes")->check(integer_at_least(1));
-  cmd->add_option("--sets", opts->sets, "input sets cycled through")->check(integer_at_least(1));
-  cmd->add_option("--path-span-chunks", opts->path_span_chunks,
+  cmd->add_option("--encodings", opts->timing.encodings, "encodings to time (nope, rope, fox, sba, path, path_fox)");
+  cmd->add_option("--shapes", opts->timing.shapes, "shapes BxTxHxD (default: the four anchors of DESIGN.md §7)");
+  cmd->add_option("--warmup", opts->timing.warmup, "untimed forward+backward passes")->check(integer_at_least(0));
+  cmd->add_option("--repeats", opts->timing.repeats, "timed passes")->check(integer_at_least(1));
+  cmd->add_option("--sets", opts->timing.sets, "input sets cycled through")->check(integer_at_least(1));
+  cmd->add_option("--path-span-chunks", opts->timing.path_span_chunks,
                   "chunks per span of the PaTH backward (0: its own choice, about an eighth of the chunks)")
       ->check(integer_at_least(0));
   cmd->add_option("--out", opts->out, "JSON output file");

@@ -132,6 +132,7 @@ TEST_CASE("bench writes one timing per encoding and the source's git state", "[r
   CHECK(doc["results"][1]["encoding"] == "path");
   CHECK(doc["results"][1]["tokens_per_s"].get<double>() > 0);
   CHECK_THROWS_WITH(bench({"--encodings", "nosuch", "--out", dir + "/bad.json"}), Catch::Contains("nosuch"));
+  CHECK_THROWS_WITH(bench({"--attention", "true", "--out", dir + "/bad.json"}), Catch::Contains("--device cuda"));
   CHECK_FALSE(fs::exists(dir + "/bad.json"));
 }
 
