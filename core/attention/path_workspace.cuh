@@ -166,21 +166,45 @@ __device__ __forceinline__ TileRef<S> workspace_tile(S* smem, const S* gmem) {
   }
 }
 
-// An fp32 accumulator tile of the workspace (ROWS × COLS, row stride COLS) as an S operand tile:
-// converted into `smem` for bf16 (plain loads; a barrier must follow), in place for fp32.
+// An fp32 accumulator tile of the workspace (ROWS × COLS, row stride COLS, 16-byte aligned) as an S
+// operand tile: converted into `smem` for bf16 (plain loads, eight float4 per thread in flight
+// before their stores; a barrier must follow), in place for fp32.
 template <typename S, int ROWS, int COLS, int NTHREADS = kThreads>
 __device__ __forceinline__ TileRef<S> float_tile(S* smem, const float* gmem) {
   if constexpr (kInPlace<S>) {
     return {reinterpret_cast<const S*>(gmem), COLS};
   } else {
-    constexpr int ld = stride_of<S>(COLS);
-    for (int i = int(threadIdx.x); i < ROWS * COLS / 2; i += NTHREADS) {
-      const int r = (2 * i) / COLS, c = (2 * i) % COLS;
-      const float2 v = *reinterpret_cast<const float2*>(gmem + r * COLS + c);
-      store_pair(smem + r * ld + c, v.x, v.y);
+    static_assert(COLS % 4 == 0);
+    constexpr int ld = stride_of<S>(COLS), quads = ROWS * COLS / 4, batch = 8;
+    for (int first = 0; first < quads; first += batch * NTHREADS) {
+      float4 v[batch];
+#pragma unroll
+      for (int k = 0; k < batch; ++k) {
+        const int i = first + k * NTHREADS + int(threadIdx.x);
+        if (i < quads) v[k] = reinterpret_cast<const float4*>(gmem)[i];
+      }
+#pragma unroll
+      for (int k = 0; k < batch; ++k) {
+        const int i = first + k * NTHREADS + int(threadIdx.x), r = (4 * i) / COLS, c = (4 * i) % COLS;
+        if (i < quads) {
+          store_pair(smem + r * ld + c, v[k].x, v[k].y);
+          store_pair(smem + r * ld + c + 2, v[k].z, v[k].w);
+        }
+      }
     }
     return {smem, ld};
   }
+}
+
+// The 64×64 triangular solves of the prep and local-b kernels run two threads per column: half
+// h = threadIdx.x % 2 of column threadIdx.x / 2 keeps rows 4m + 2h + e (e = 0, 1) at index 2m + e.
+constexpr int kSolveRows = kChunk / 2;  // rows per thread
+static_assert(kThreads == 2 * kChunk, "one thread pair per column");
+__host__ __device__ constexpr int solve_half(int row) { return (row / 2) % 2; }
+__host__ __device__ constexpr int solve_index(int row) { return 2 * (row / 4) + row % 2; }
+// Row `row` of the thread pair's column, wherever it is kept (both threads of the pair must call).
+__device__ __forceinline__ float solve_row(const float (&acc)[kSolveRows], int row) {
+  return __shfl_sync(kFullMask, acc[solve_index(row)], (lane_id() & ~1) | solve_half(row));
 }
 
 // Bytes of a staged tile: zero when fp32 reads it in place.
