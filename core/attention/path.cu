@@ -70,27 +70,20 @@ __global__ void __launch_bounds__(kThreads)
     store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
   }
   __syncthreads();
-  // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, two threads per column
-  // (solve_row): X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later
-  // row's sum takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in
-  // registers.
-  {
-    const int j = int(threadIdx.x) / 2, h = int(threadIdx.x) % 2;
-    float acc[kSolveRows];
+  // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
+  // X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later row's sum
+  // takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
+  if (threadIdx.x < kChunk) {
+    const int j = int(threadIdx.x);
+    float acc[kChunk];
 #pragma unroll
-    for (int k = 0; k < kSolveRows; ++k) acc[k] = 0.f;
+    for (int i = 0; i < kChunk; ++i) acc[i] = 0.f;
 #pragma unroll
     for (int l = 0; l < kChunk; ++l) {
-      const float sum = solve_row(acc, l);
-      const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * sum);
-      if (h == solve_half(l)) sm.x[l * ldf + j] = x;
+      const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * acc[l]);
+      sm.x[l * ldf + j] = x;
 #pragma unroll
-      for (int m = 0; m < kChunk / 4; ++m) {  // rows 4m + 2h + e after l
-        if (4 * m + 3 <= l) continue;
-        const float2 g = *reinterpret_cast<const float2*>(sm.g + l * ldf + 4 * m + 2 * h);
-        if (4 * m + 2 * h > l) acc[2 * m] = fmaf(g.x, x, acc[2 * m]);
-        if (4 * m + 2 * h + 1 > l) acc[2 * m + 1] = fmaf(g.y, x, acc[2 * m + 1]);
-      }
+      for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
     }
   }
   __syncthreads();

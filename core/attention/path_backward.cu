@@ -388,25 +388,19 @@ __global__ void __launch_bounds__(kThreads)
   mask_acc(dsl, r0, [](int i, int j) { return j < i; });
   store_acc(dsl, sm.dsl + r0 * lds, lds);
   __syncthreads();
-  // Z = A⁻ᵀ dX in place, two threads per column (solve_row): Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj,
-  // right-looking from the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in
-  // registers.
-  {
-    const int j = int(threadIdx.x) / 2, h = int(threadIdx.x) % 2;
-    float acc[kSolveRows];
+  // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj, right-looking from
+  // the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in registers.
+  if (threadIdx.x < kChunk) {
+    const int j = int(threadIdx.x);
+    float acc[kChunk];
 #pragma unroll
-    for (int k = 0; k < kSolveRows; ++k) acc[k] = sm.z[(4 * (k / 2) + 2 * h + k % 2) * ldf + j];
+    for (int i = 0; i < kChunk; ++i) acc[i] = sm.z[i * ldf + j];
 #pragma unroll
     for (int l = kChunk - 1; l >= 0; --l) {
-      const float z = solve_row(acc, l);
-      if (h == solve_half(l)) sm.z[l * ldf + j] = z;
-      const float c = sm.beta[l] * z;
+      sm.z[l * ldf + j] = acc[l];
+      const float c = sm.beta[l] * acc[l];
 #pragma unroll
-      for (int m = 0; 4 * m < l; ++m) {  // rows 4m + 2h + e before l
-        const float2 g = *reinterpret_cast<const float2*>(gram + l * kChunk + 4 * m + 2 * h);
-        if (4 * m + 2 * h < l) acc[2 * m] = fmaf(-g.x, c, acc[2 * m]);
-        if (4 * m + 2 * h + 1 < l) acc[2 * m + 1] = fmaf(-g.y, c, acc[2 * m + 1]);
-      }
+      for (int i = 0; i < l; ++i) acc[i] = fmaf(-gram[l * kChunk + i], c, acc[i]);
     }
   }
   __syncthreads();

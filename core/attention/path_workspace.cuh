@@ -196,17 +196,6 @@ __device__ __forceinline__ TileRef<S> float_tile(S* smem, const float* gmem) {
   }
 }
 
-// The 64×64 triangular solves of the prep and local-b kernels run two threads per column: half
-// h = threadIdx.x % 2 of column threadIdx.x / 2 keeps rows 4m + 2h + e (e = 0, 1) at index 2m + e.
-constexpr int kSolveRows = kChunk / 2;  // rows per thread
-static_assert(kThreads == 2 * kChunk, "one thread pair per column");
-__host__ __device__ constexpr int solve_half(int row) { return (row / 2) % 2; }
-__host__ __device__ constexpr int solve_index(int row) { return 2 * (row / 4) + row % 2; }
-// Row `row` of the thread pair's column, wherever it is kept (both threads of the pair must call).
-__device__ __forceinline__ float solve_row(const float (&acc)[kSolveRows], int row) {
-  return __shfl_sync(kFullMask, acc[solve_index(row)], (lane_id() & ~1) | solve_half(row));
-}
-
 // Bytes of a staged tile: zero when fp32 reads it in place.
 template <typename S>
 __host__ __device__ constexpr size_t staged_bytes(int rows, int cols) {
