@@ -29,7 +29,8 @@ int main(int argc, char** argv) {
   Catch::ConfigData& config = session.configData();
   if (!gpu && config.testsOrTags.empty()) {
     config.testsOrTags.push_back("~[cuda]");
-    std::fprintf(stderr, "no CUDA device (or built without CUDA): the [cuda] test cases are left out; name them to run them\n");
+    std::fprintf(stderr,
+                 "no CUDA device (or built without CUDA): the [cuda] test cases are left out; name them to run them\n");
   }
   return session.run();
 }
