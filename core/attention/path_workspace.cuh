@@ -1,9 +1,10 @@
 // Internal to the PaTH CUDA kernels (path.cu, path_backward.cu, path_span.cu): the workspace layout
 // and the span launchers. The forward's workspace keeps what the backward reads (the prep outputs,
-// the span transforms and prefixes, K̄); the backward has its own besides. Per-token workspace tensors are padded to whole chunks (Tp = 64·chunks rows
-// per slice) and their padding rows hold zeros (the padding tokens have w = 0, β = 0: H = I), so
-// kernels may read whole chunk tiles of them without bounds checks — fp32 kernels read such tiles in
-// place from global memory instead of staging them in shared memory.
+// the span transforms and prefixes, K̄); the backward has its own besides. Per-token workspace
+// tensors are padded to whole chunks (Tp = 64·chunks rows per slice) and their padding rows hold
+// zeros (the padding tokens have w = 0, β = 0: H = I), so kernels may read whole chunk tiles of them
+// without bounds checks — fp32 kernels read such tiles in place from global memory instead of
+// staging them in shared memory.
 #pragma once
 #include "core/attention/attention_tiles.cuh"
 #include "core/attention/path_cuda.h"
@@ -30,9 +31,9 @@ struct PathWorkspace {
   S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ)
   float* gram = nullptr;  // [BH, chunks, 64, 64] W Wᵀ
   // spans:
-  S* fspan = nullptr;   // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
-  S* prefix = nullptr;  // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
-  S* kbar = nullptr;    // [BH, Tp, D] K̄: keys moved to their span's end
+  S* fspan = nullptr;     // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
+  S* prefix = nullptr;    // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
+  S* kbar = nullptr;      // [BH, Tp, D] K̄: keys moved to their span's end
   // The backward's own workspace:
   float* delta = nullptr;    // [BH, T] rowsum(dO ∘ O)
   float* dqh = nullptr;      // [BH, Tp, D] dQ̂ (atomics)
