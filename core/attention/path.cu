@@ -301,8 +301,7 @@ template <typename S>
 void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream) {
   check_path_args(a, "path_attention_forward (cuda)");
   PathWorkspace<S> w(a);
-  check_workspace(ws, w.carve_forward(nullptr, a), "path_attention_forward (cuda)");
-  w.carve_forward(ws.data, a);
+  check_workspace(ws, w.carve_forward(ws.data, a), "path_attention_forward (cuda)");  // carving reads nothing
   const dim3 grid(unsigned(w.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     launch_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, w);

@@ -473,11 +473,9 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   const char* fn = "path_attention_backward (cuda)";
   check_path_args(a, fn);
   PathWorkspace<S> w(a);
-  const int blocks = span_scan_blocks(a);
-  check_workspace(forward_ws, w.carve_forward(nullptr, a), std::string(fn) + " (the forward's workspace)");
-  check_workspace(ws, w.carve_backward(nullptr, a, blocks), fn);
-  w.carve_forward(forward_ws.data, a);
-  w.carve_backward(ws.data, a, blocks);
+  // Carving reads nothing, so the layouts are checked against the workspaces after they are laid out.
+  check_workspace(forward_ws, w.carve_forward(forward_ws.data, a), std::string(fn) + " (the forward's workspace)");
+  check_workspace(ws, w.carve_backward(ws.data, a, span_scan_blocks(a)), fn);
   const int64_t d = a.head_dim, rows = a.batch_heads * w.padded;
   detail::row_dot(d_o, o, w.delta, a.batch_heads * a.length, d, stream);
   check_cuda(cudaMemsetAsync(w.dqh, 0, rows * d * sizeof(float), stream), fn);
