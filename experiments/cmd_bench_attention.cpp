@@ -1,7 +1,8 @@
 // `pathbench bench-attention` and time_attention_kernels (attention_bench.h): times the fused CUDA
 // attention kernels of each encoding (forward, and forward + backward) at given B·T·H·D shapes with
 // device events: warm-up first, then many repeats cycling through several input sets (so repeats do
-// not run out of L2), medians reported; prints a table and writes JSON. scripts/bench_sdpa.py times PyTorch's SDPA (flash) at the same shapes.
+// not run out of L2), medians reported; prints a table and writes JSON. scripts/bench_sdpa.py times
+// PyTorch's SDPA (flash) at the same shapes.
 #include <fmt/format.h>
 
 #include <algorithm>
