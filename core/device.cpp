@@ -10,14 +10,24 @@
 
 namespace pathbench {
 
-bool cuda_device_available() {
+bool cuda_backend_built() {
 #ifdef PATHBENCH_WITH_CUDA
-  int count = 0;
-  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  return true;
 #else
   return false;
 #endif
 }
+
+int cuda_device_count() {
+#ifdef PATHBENCH_WITH_CUDA
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+#else
+  return 0;
+#endif
+}
+
+bool cuda_device_available() { return cuda_device_count() > 0; }
 
 std::string cuda_device_description() {
 #ifdef PATHBENCH_WITH_CUDA

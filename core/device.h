@@ -4,6 +4,10 @@
 
 namespace pathbench {
 
+// True when the build has the CUDA backend.
+bool cuda_backend_built();
+// The number of visible GPUs (0 without the CUDA backend or a GPU).
+int cuda_device_count();
 // True when the build has the CUDA backend and at least one GPU is visible.
 bool cuda_device_available();
 // A one-line description of the CPU or GPU, for results and benchmarks.

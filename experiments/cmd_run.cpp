@@ -11,6 +11,7 @@
 #include "experiments/commands.h"
 #include "experiments/run_metadata.h"
 #include "experiments/sweep_runner.h"
+#include "experiments/worker_pool.h"
 
 namespace pathbench {
 
@@ -23,6 +24,8 @@ struct RunCommandOptions {
   std::string device;
   std::string shard;
   int64_t threads = -1;
+  int64_t jobs = 1;
+  std::string gpus;
   bool dry_run = false;
 };
 
@@ -53,6 +56,8 @@ void run_command(const RunCommandOptions& o) {
     options.shard = parse_shard(o.shard);
   else if (auto slurm = slurm_array_shard([](const char* name) { return std::getenv(name); }))
     options.shard = *slurm;
+  options.jobs = o.jobs;
+  if (!o.gpus.empty()) options.gpus = parse_gpu_list(o.gpus);
 
   const std::vector<PlannedRun> runs = plan_runs(load_config_file(o.config), overrides, o.config, options.tasks);
   if (o.dry_run) {
@@ -65,6 +70,11 @@ void run_command(const RunCommandOptions& o) {
       } catch (const Error& e) {
         fmt::print("note: {} (a real run stops here)\n", e.what());
       }
+    try {
+      check_results_folder_writable(options.out_dir);
+    } catch (const Error& e) {
+      fmt::print("note: {} (a real run stops here)\n", e.what());
+    }
     fmt::print("results record git {}\n", source_git_state().dump());
     fmt::print("every run is valid (dry run: nothing trained)\n");
     return;
@@ -89,7 +99,10 @@ void add_run_command(CLI::App& app) {
       "are skipped, so an interrupted sweep resumes by running the same command (with "
       "training.checkpoint_every > 0 a killed run continues from its last checkpoint). A run that goes NaN "
       "is recorded with status nan; a run that fails is recorded with its reason, the sweep goes on, and "
-      "the command exits with status 1 at the end. Keys: docs/config-reference.md.");
+      "the command exits with status 1 at the end. A worker claims each run with <out>/<id>-<hash>.<n>.claim "
+      "before training it, so several processes or hosts (or Slurm array tasks) may share one --out: a claim "
+      "whose process is gone, or whose heartbeat is over a minute old, is taken over. "
+      "Keys: docs/config-reference.md.");
   cmd->add_option("config", o->config, "the config JSON file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--set", o->sets,
                   "override a key: key.path=value (value as JSON, else a string); grid.key=[...] or zip.key=[...] "
@@ -103,6 +116,13 @@ void add_run_command(CLI::App& app) {
                   "Slurm array task from SLURM_ARRAY_TASK_ID/COUNT, else everything)");
   cmd->add_option("--threads", o->threads, "CPU threads of every run, same as --set threads=N (0: OpenMP's default)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--jobs", o->jobs,
+                  "runs trained at once: worker processes per GPU named by --gpus, else in all (on the CPU they "
+                  "split the threads); workers claim runs through claim files in --out")
+      ->check(CLI::Range(int64_t(1), int64_t(256)));
+  cmd->add_option("--gpus", o->gpus,
+                  "GPUs to place workers on: 'all' or indices such as 0,2 (--jobs workers on each); the runs must "
+                  "have device cuda");
   cmd->add_flag("--dry-run", o->dry_run, "validate every run and list them with their state; train nothing");
   cmd->callback([o]() { run_command(*o); });
 }

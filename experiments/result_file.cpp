@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "build_info.h"
+#include "core/error.h"
 #include "experiments/file_output.h"
 #include "experiments/run_metadata.h"
 
@@ -88,6 +89,17 @@ std::vector<json> load_results(const std::string& dir) {
     if (!doc.is_null()) docs.push_back(std::move(doc));
   }
   return docs;
+}
+
+std::string result_status(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return "";
+  try {
+    const json doc = read_result_document(path);
+    return !doc.is_null() && doc["status"].is_string() ? doc["status"].get<std::string>() : "";
+  } catch (const Error&) {  // removed between the two looks
+    return "";
+  }
 }
 
 std::map<std::string, std::string> result_status_by_hash(const std::string& dir) {

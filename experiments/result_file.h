@@ -36,6 +36,9 @@ json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* t
 // not result documents (other JSON, temporary files) are left out. Sorted by path.
 std::vector<json> load_results(const std::string& dir);
 
+// The status of the result document at `path` ("" when there is none or it is unreadable).
+std::string result_status(const std::string& path);
+
 // hash → status of the result documents directly in `dir`.
 std::map<std::string, std::string> result_status_by_hash(const std::string& dir);
 

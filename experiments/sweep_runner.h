@@ -1,7 +1,11 @@
-// Running a planned sweep: for each run in this shard whose result is not yet "done", train it and
-// write its result atomically. A failed or NaN run is recorded and the sweep goes on; a killed
-// sweep resumes where it stopped, losing at most the run in flight.
+// Running a planned sweep: for each run in this shard whose result is not yet "done", claim it,
+// train it and write its result atomically. A failed or NaN run is recorded and the sweep goes on;
+// a killed sweep resumes where it stopped, losing at most the runs in flight. With jobs > 1 (or
+// GPUs named) a pool of worker processes goes through the sweep together; any number of
+// processes, on any hosts that share the results folder, can work on one sweep at once, since a
+// run is trained only by the worker holding its claim (run_claim.h).
 #pragma once
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -16,6 +20,9 @@ struct SweepOptions {
   std::string config_file;  // recorded in results
   Shard shard;
   TaskProvider tasks = registry_task_provider();
+  int64_t jobs = 1;            // worker processes per GPU (or on the CPU)
+  std::vector<int> gpus;       // CUDA devices the workers are placed on (empty: as the runs' device says)
+  double claim_stale_after_s = 60;  // a claim whose heartbeat is older than this is taken over
 };
 
 struct SweepSummary {
@@ -34,6 +41,15 @@ struct RunState {
 };
 std::vector<RunState> shard_states(const std::vector<PlannedRun>& runs, const SweepOptions& options);
 
+// Throws pathbench::Error naming the folder when results cannot be written to `dir` (or to the
+// folder that would hold it); writes nothing.
+void check_results_folder_writable(const std::string& dir);
+
 SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& options, SweepProgress& progress);
+
+// One worker's pass through the shard: every run not done, not attempted since `sweep_start` and
+// not claimed by a live worker is claimed, trained and recorded. Counts the runs this worker trained.
+SweepSummary work_through_sweep(const std::vector<RunState>& states, const SweepOptions& options, const json& git,
+                                std::filesystem::file_time_type sweep_start, SweepEvents& events);
 
 }  // namespace pathbench

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <filesystem>
 #include <map>
 
@@ -42,12 +43,15 @@ class ParityMetrics : public MetricAccumulator {
 
 class Parity : public Task {
  public:
-  Parity(int64_t length, int64_t fail_at) : length_(length), fail_at_(fail_at) { vocabulary_.symbols = {"0", "1"}; }
+  Parity(int64_t length, int64_t fail_at, int64_t kill_at) : length_(length), fail_at_(fail_at), kill_at_(kill_at) {
+    vocabulary_.symbols = {"0", "1"};
+  }
   const Vocabulary& vocabulary() const override { return vocabulary_; }
   std::vector<std::string> eval_splits() const override { return {"short", "long"}; }
   Example example(const std::string& split, uint64_t seed, uint64_t index) const override {
     if (split == "train" && fail_at_ >= 0 && int64_t(index) >= fail_at_)
       throw Error(fmt::format("parity: failing on purpose at example {}", index));
+    if (split == "train" && kill_at_ >= 0 && int64_t(index) >= kill_at_) ::raise(SIGKILL);
     const int64_t length = split == "long" ? 2 * length_ : length_;
     CounterRng rng(combine_key(combine_key(seed, hash_string(split)), index));
     Example e;
@@ -70,7 +74,7 @@ class Parity : public Task {
   bool higher_is_better() const override { return false; }
 
  private:
-  int64_t length_, fail_at_;
+  int64_t length_, fail_at_, kill_at_;
   Vocabulary vocabulary_;
 };
 
@@ -80,9 +84,11 @@ TaskProvider fixture_tasks() {
   TaskInfo info{"parity",
                 "running parity of random bits (test fixture)",
                 {{"length", OptionType::Int, 6, "training length", 1.0, 64.0},
-                 {"fail_at_example", OptionType::Int, -1, "training example that throws; -1: never", -1.0}},
+                 {"fail_at_example", OptionType::Int, -1, "training example that throws; -1: never", -1.0},
+                 {"kill_at_example", OptionType::Int, -1, "training example that kills the process; -1: never", -1.0}},
                 [](const json& o, const std::string&) {
-                  return std::make_unique<Parity>(o["length"].get<int64_t>(), o["fail_at_example"].get<int64_t>());
+                  return std::make_unique<Parity>(o["length"].get<int64_t>(), o["fail_at_example"].get<int64_t>(),
+                                                  o["kill_at_example"].get<int64_t>());
                 }};
   return task_provider({info});
 }

@@ -9,7 +9,8 @@ namespace pathbench::testing {
 
 // Task "parity": tokens are random bits; the target at position t is the parity of bits 0..t.
 // Options: length (training length), fail_at_example (training example index that throws a
-// pathbench::Error; -1: never). Eval splits "short" (length) and "long" (2·length), with a
+// pathbench::Error; -1: never), kill_at_example (training example index that kills the process with
+// SIGKILL, for worker-pool tests; -1: never). Eval splits "short" (length) and "long" (2·length), with a
 // per_length breakdown; metrics accuracy and error_rate (primary).
 TaskProvider fixture_tasks();
 

@@ -72,7 +72,7 @@ TEST_CASE("docs/config-reference.md is the generated reference", "[runner]") {
 
 TEST_CASE("every committed config is valid", "[runner]") {
   size_t configs = 0;
-  for (const auto& e : fs::directory_iterator(std::string(PATHBENCH_SOURCE_DIR) + "/configs")) {
+  for (const auto& e : fs::recursive_directory_iterator(std::string(PATHBENCH_SOURCE_DIR) + "/configs")) {
     if (e.path().extension() != ".json") continue;
     INFO(e.path().string());
     ++configs;

@@ -1,0 +1,224 @@
+// Many runs at once: claim files (one owner, heartbeat, release, takeover of stale claims), the
+// worker pool against a sequential sweep, a worker killed mid-run, a killed sweep's stale claim
+// taken over, and the pool's option errors.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "experiments/commands.h"
+#include "experiments/file_output.h"
+#include "experiments/result_file.h"
+#include "experiments/run_claim.h"
+#include "experiments/sweep_runner.h"
+#include "experiments/worker_pool.h"
+#include "tests/runner_fixture.h"
+
+using namespace pathbench;
+using namespace pathbench::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<PlannedRun> plan(const json& doc) { return plan_runs(doc, {}, "cfg.json", fixture_tasks()); }
+
+SweepSummary run(const std::vector<PlannedRun>& runs, const std::string& dir, int64_t jobs,
+                 SweepProgress* progress = nullptr) {
+  SweepOptions options;
+  options.out_dir = dir;
+  options.config_file = "cfg.json";
+  options.tasks = fixture_tasks();
+  options.jobs = jobs;
+  SweepProgress quiet(nullptr, SweepProgress::Mode::Quiet);
+  return run_sweep(runs, options, progress ? *progress : quiet);
+}
+
+void write_claim(const std::string& path, const std::string& host, int64_t pid, double heartbeat) {
+  write_file_atomically(path, json{{"host", host}, {"pid", pid}, {"heartbeat", heartbeat}}.dump());
+}
+
+// The pid of a process that has exited and been reaped.
+int64_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return int64_t(pid);
+}
+
+std::vector<std::string> claim_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".claim") out.push_back(e.path().filename().string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("claims: one owner at a time, a heartbeat, release, and takeover of stale claims", "[runner][pool]") {
+  const std::string dir = fresh_temp_dir("claims");
+  auto first = RunClaim::try_claim(dir, "a", 60, 0.05);
+  REQUIRE(first);
+  CHECK(first->generation() == 1);
+  CHECK(fs::path(first->path()).filename() == "a.1.claim");
+  CHECK_FALSE(RunClaim::try_claim(dir, "a", 60, 0.05));  // a live owner (this process)
+  const double written = json::parse(read_file(first->path()))["heartbeat"].get<double>();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(json::parse(read_file(first->path()))["heartbeat"].get<double>() > written);
+  first->release();
+  CHECK_FALSE(fs::exists(dir + "/a.1.claim"));
+  CHECK(RunClaim::try_claim(dir, "a", 60, 0.05)->generation() == 1);  // released on destruction too
+  CHECK(claim_files(dir).empty());
+
+  const ClaimOwner self = this_claim_owner();
+  // This host, a process that is gone: taken over at once by the next generation, which removes it.
+  write_claim(dir + "/b.1.claim", self.host, dead_pid(), unix_now());
+  auto takeover = RunClaim::try_claim(dir, "b", 60, 1);
+  REQUIRE(takeover);
+  CHECK(takeover->generation() == 2);
+  takeover->release();
+  CHECK(claim_files(dir).empty());
+
+  // Another host: its pid says nothing here, only the heartbeat's age does.
+  write_claim(dir + "/c.1.claim", "elsewhere", 1, unix_now());
+  CHECK_FALSE(RunClaim::try_claim(dir, "c", 60, 1));
+  write_claim(dir + "/c.1.claim", "elsewhere", 1, unix_now() - 120);
+  CHECK(RunClaim::try_claim(dir, "c", 60, 1)->generation() == 2);
+
+  // An unreadable claim counts as held until the file itself is older than the stale age.
+  write_file_atomically(dir + "/d.1.claim", "not json");
+  CHECK_FALSE(RunClaim::try_claim(dir, "d", 60, 1));
+  fs::last_write_time(dir + "/d.1.claim", fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  CHECK(RunClaim::try_claim(dir, "d", 60, 1)->generation() == 2);
+
+  CHECK(claim_is_stale(ClaimOwner{self.host, self.pid, unix_now()}, unix_now(), 60) == false);
+  CHECK(claim_is_stale(ClaimOwner{self.host, self.pid, unix_now() - 61}, unix_now(), 60));
+}
+
+TEST_CASE("a worker pool trains every run once and gives the sequential sweep's results", "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["threads"] = 1;
+  doc["grid"] = json{{"model.encoding", {"nope", "rope", "path"}}, {"seed", {0, 1}}};
+  const auto runs = plan(doc);
+  const std::string sequential = fresh_temp_dir("pool-seq"), pooled = fresh_temp_dir("pool-par");
+  REQUIRE(run(runs, sequential, 1).done == 6);
+  const SweepSummary s = run(runs, pooled, 3);
+  CHECK(s.done == 6);
+  CHECK(s.failed == 0);
+  for (const PlannedRun& r : runs) {
+    const json a = json::parse(read_file(run_files(sequential, r).result));
+    const json b = json::parse(read_file(run_files(pooled, r).result));
+    CHECK(b["status"] == "done");
+    CHECK(b["metrics"] == a["metrics"]);
+    CHECK(b["final_train_loss"] == a["final_train_loss"]);
+    CHECK(read_file(run_files(pooled, r).curve) == read_file(run_files(sequential, r).curve));
+  }
+  CHECK(claim_files(pooled).empty());
+  CHECK(run(runs, pooled, 3).skipped == 6);  // a rerun finds everything done
+}
+
+TEST_CASE("a pool worker killed mid-run has its run recorded as failed, and the others go on", "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["threads"] = 1;
+  doc["zip"] = json{{"seed", {0, 1, 2}}, {"task.kill_at_example", {-1, 9, -1}}};  // run 1 dies in step 3
+  const auto runs = plan(doc);
+  const std::string dir = fresh_temp_dir("pool-kill");
+  const SweepSummary s = run(runs, dir, 2);
+  CHECK(s.done == 2);
+  CHECK(s.failed == 1);
+  const json killed = json::parse(read_file(run_files(dir, runs[1]).result));
+  CHECK(killed["status"] == "failed");
+  CHECK_THAT(killed["failure"]["reason"].get<std::string>(), Catch::Contains("killed by signal 9"));
+  CHECK(killed["failure"]["step"].get<int64_t>() >= 1);
+  CHECK(json::parse(read_file(run_files(dir, runs[0]).result))["status"] == "done");
+  CHECK(json::parse(read_file(run_files(dir, runs[2]).result))["status"] == "done");
+  CHECK(claim_files(dir).empty());
+}
+
+namespace {
+
+// Progress that kills its own process at a training step, as kill -9 would.
+class KillAtStep : public SweepProgress {
+ public:
+  explicit KillAtStep(int64_t step) : SweepProgress(nullptr, Mode::Quiet), step_(step) {}
+  void on_step(int64_t step, int64_t, double, double) override {
+    if (step == step_) ::raise(SIGKILL);
+  }
+
+ private:
+  int64_t step_;
+};
+
+}  // namespace
+
+TEST_CASE("a sweep process killed mid-run leaves a stale claim that the next sweep takes over", "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["threads"] = 1;
+  doc["training"]["checkpoint_every"] = 2;
+  const auto runs = plan(doc);
+  const std::string dir = fresh_temp_dir("pool-stale"), straight = fresh_temp_dir("pool-stale-straight");
+  const pid_t child = ::fork();
+  if (child == 0) {
+    KillAtStep kill(5);
+    run(runs, dir, 1, &kill);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(claim_files(dir) == std::vector<std::string>{runs[0].file_stem() + ".1.claim"});
+  CHECK(json::parse(read_file(dir + "/" + claim_files(dir)[0]))["pid"] == int64_t(child));
+  CHECK_FALSE(fs::exists(run_files(dir, runs[0]).result));
+
+  CHECK(run(runs, dir, 1).done == 1);
+  const json resumed = json::parse(read_file(run_files(dir, runs[0]).result));
+  CHECK(resumed["status"] == "done");
+  CHECK(resumed["resumed_from_step"] == 4);
+  run(runs, straight, 1);
+  CHECK(resumed["metrics"] == json::parse(read_file(run_files(straight, runs[0]).result))["metrics"]);
+  CHECK(claim_files(dir).empty());
+}
+
+TEST_CASE("pool options: bad --jobs and --gpus, and an unwritable results folder, are errors before anything runs",
+          "[runner][pool]") {
+  const std::string dir = fresh_temp_dir("pool-cli");
+  const std::string config = dir + "/cfg.json";
+  write_file_atomically(config, R"({"model": {"n_layers": 1, "d_model": 16, "n_heads": 2},
+    "task": {"name": "flipflop", "length": 16}, "training": {"steps": 2, "batch_size": 2, "eval_examples": 4}})");
+  const auto cli = [](std::vector<std::string> args) {
+    CLI::App app{"pathbench"};
+    app.require_subcommand(1);
+    add_commands(app);
+    args.insert(args.begin(), "pathbench");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    app.parse(int(argv.size()), argv.data());
+  };
+  CHECK_THROWS_WITH(cli({"run", config, "--jobs", "0", "--out", dir + "/r"}), Catch::Contains("--jobs"));
+  if (probe_cuda_device_count() == 0) {
+    CHECK_THROWS_WITH(cli({"run", config, "--gpus", "0", "--out", dir + "/r"}),
+                      Catch::Contains("--gpus 0") &&
+                          (Catch::Contains("no CUDA backend") || Catch::Contains("no CUDA GPU is visible")));
+  } else {
+    const std::string missing = std::to_string(probe_cuda_device_count());
+    CHECK_THROWS_WITH(cli({"run", config, "--gpus", missing, "--device", "cuda", "--out", dir + "/r"}),
+                      Catch::Contains("there is no GPU " + missing));
+    CHECK_THROWS_WITH(cli({"run", config, "--gpus", "all", "--out", dir + "/r"}), Catch::Contains("device 'cuda'"));
+  }
+  CHECK_FALSE(fs::exists(dir + "/r"));
+  fs::create_directories(dir + "/locked");
+  fs::permissions(dir + "/locked", fs::perms::owner_read | fs::perms::owner_exec);
+  if (::access((dir + "/locked").c_str(), W_OK) != 0) {  // root may write anyway
+    CHECK_THROWS_WITH(cli({"run", config, "--jobs", "2", "--out", dir + "/locked/r"}),
+                      Catch::Contains("cannot write the results folder '" + dir + "/locked/r'"));
+    CHECK_FALSE(fs::exists(dir + "/locked/r"));
+  }
+  CHECK_THROWS_WITH(cli({"run", config, "--out", "/proc/pathbench-results"}),
+                    Catch::Contains("the results folder '/proc/pathbench-results'"));
+}
