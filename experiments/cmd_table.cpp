@@ -57,6 +57,9 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--threshold", o->table.threshold,
                   "with --fewest: the mean must be above this (below, for lower-is-better metrics)")
       ->capture_default_str();
+  cmd->add_flag("--counts", o->table.counts,
+               "rates: add the count pooled over seeds (errors or successes / scored predictions or sequences) "
+               "and its exact binomial 95% interval");
   cmd->add_option("--out", o->out, "also write the table to this file");
   cmd->callback([o]() { table_command(*o); });
 }

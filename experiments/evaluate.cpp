@@ -9,11 +9,12 @@ namespace pathbench {
 
 namespace {
 
-json evaluate_split(TrainingBackend& model, const Task& task, const std::string& split, const TrainingConfig& t) {
+json evaluate_split(TrainingBackend& model, const Task& task, const std::string& split, const TrainingConfig& t,
+                    int64_t examples) {
   std::unique_ptr<MetricAccumulator> metrics = task.metrics(split);
   double loss_sum = 0, weight_sum = 0;
-  for (int64_t first = 0; first < t.eval_examples; first += t.eval_batch_size) {
-    const int64_t count = std::min(t.eval_batch_size, t.eval_examples - first);
+  for (int64_t first = 0; first < examples; first += t.eval_batch_size) {
+    const int64_t count = std::min(t.eval_batch_size, examples - first);
     std::vector<Example> examples;
     for (int64_t i = 0; i < count; ++i) examples.push_back(task.example(split, uint64_t(t.eval_seed), uint64_t(first + i)));
     const TokenBatch batch = collate(examples);
@@ -35,10 +36,17 @@ json evaluate_split(TrainingBackend& model, const Task& task, const std::string&
 
 }  // namespace
 
-json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training) {
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t examples) {
   json out = json::object();
-  for (const std::string& split : task.eval_splits()) out[split] = evaluate_split(model, task, split, training);
+  for (const std::string& split : task.eval_splits())
+    out[split] = evaluate_split(model, task, split, training, examples);
   return out;
+}
+
+bool metric_reached(const json& metrics, const Task& task, const std::string& split, double target) {
+  const json& value = metrics.at(split).at(task.primary_metric());
+  if (!value.is_number()) return false;
+  return task.higher_is_better() ? value.get<double>() >= target : value.get<double>() <= target;
 }
 
 json without_breakdowns(const json& split_metrics) {

@@ -7,9 +7,13 @@
 
 namespace pathbench {
 
-// {split: metrics} over `training.eval_examples` examples of each eval split drawn with
-// `training.eval_seed`, in batches of `training.eval_batch_size`.
-json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training);
+// {split: metrics} over `examples` examples of each eval split drawn with `training.eval_seed`, in
+// batches of `training.eval_batch_size`.
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t examples);
+
+// Whether `split`'s primary metric in `metrics` ({split: metrics}) has reached `target`: >= when
+// higher is better, <= otherwise; false when the metric is null (nothing scored).
+bool metric_reached(const json& metrics, const Task& task, const std::string& split, double target);
 
 // Metrics without their per-group breakdowns (the keys starting with "per_"), for curves and summaries.
 json without_breakdowns(const json& split_metrics);

@@ -62,6 +62,7 @@ json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* t
            {"eval_time_s", outcome.eval_seconds},
            {"steps_done", outcome.steps_done},
            {"resumed_from_step", outcome.resumed_from},
+           {"stopped_early_at_step", outcome.stopped_early_at > 0 ? json(outcome.stopped_early_at) : json(nullptr)},
            {"train_tokens", outcome.train_tokens},
            {"tokens_per_s", outcome.train_seconds > 0 ? json(outcome.train_tokens / outcome.train_seconds) : json(nullptr)},
            {"parameters", outcome.parameters},

@@ -10,6 +10,7 @@
 
 #include "core/attention/registry.h"
 #include "core/error.h"
+#include "experiments/binomial_interval.h"
 #include "experiments/json_path.h"
 
 namespace pathbench {
@@ -28,9 +29,16 @@ struct Dim {
 struct Record {
   const json* result;
   std::string split;
-  json group;  // null unless a dimension is a group
-  json value;  // number or null
+  json group;   // null unless a dimension is a group
+  json value;   // number or null
+  json trials;  // the count the metric is a rate of (scored predictions or sequences), or null
 };
+
+// The key of the count a rate metric is measured over: sequences for sequence accuracy, else the
+// scored predictions.
+std::string trials_key(const std::string& metric) {
+  return metric.find("sequence") != std::string::npos ? "sequences" : "scored";
+}
 
 const std::vector<std::pair<std::string, std::string>>& aliases() {
   static const std::vector<std::pair<std::string, std::string>> a = {
@@ -92,13 +100,14 @@ std::vector<Record> make_records(const std::vector<const json*>& results, const 
     for (const std::string& split : splits_of(*r)) {
       if (!only_split.empty() && split != only_split) continue;
       const json& m = (*r)["metrics"].value(split, json::object());
+      const std::string trials = trials_key(metric);
       if (group_key.empty()) {
-        records.push_back(Record{r, split, nullptr, m.value(metric, json())});
+        records.push_back(Record{r, split, nullptr, m.value(metric, json()), m.value(trials, json())});
         continue;
       }
       const json groups = m.value(group_key, json::object());
       for (const auto& [group, gm] : groups.items())
-        records.push_back(Record{r, split, group_value(group), gm.value(metric, json())});
+        records.push_back(Record{r, split, group_value(group), gm.value(metric, json()), gm.value(trials, json())});
     }
   return records;
 }
@@ -207,6 +216,19 @@ Stats stats_of(const std::vector<double>& v) {
   return s;
 }
 
+// Successes and trials summed over a cell's results.
+struct PooledCount {
+  int64_t k = 0, n = 0;
+  bool complete = true;  // every result of the cell had a count
+};
+
+// "k / n, 95 % CI [lo, hi]%" for a rate, or "" when the cell lacks counts.
+std::string count_text(const PooledCount& c, double scale, const char* unit) {
+  if (!c.complete || c.n == 0) return "";
+  const auto [lo, hi] = clopper_pearson(c.k, c.n);
+  return fmt::format(" ({} / {}, 95% CI {:.3g}–{:.3g}{})", c.k, c.n, lo * scale, hi * scale, unit);
+}
+
 std::string markdown(const std::string& corner, const std::vector<json>& rows, const std::vector<json>& cols,
                      const std::map<std::pair<json, json>, std::string>& cells) {
   std::vector<std::string> header{corner}, rule{"---"};
@@ -283,6 +305,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::map<std::pair<json, json>, std::map<json, std::vector<double>>> values;
   std::map<std::pair<json, json>, std::set<std::pair<const json*, json>>> seen;
   std::map<std::pair<json, json>, std::vector<const json*>> members;
+  std::map<std::pair<json, json>, PooledCount> pooled;
   for (const Record& r : records) {
     const std::pair<json, json> cell{coordinate(row, r), coordinate(col, r)};
     const json level = fewest ? config_value(*r.result, fewest->key) : json(nullptr);
@@ -291,6 +314,14 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                               "pick a split with --split",
                               (*r.result)["path"].get<std::string>(), show(cell.first), show(cell.second)));
     if (r.value.is_number()) values[cell][level].push_back(r.value.get<double>());
+    PooledCount& c = pooled[cell];
+    if (r.value.is_number() && r.trials.is_number_integer()) {
+      const int64_t n = r.trials.get<int64_t>();
+      c.n += n;
+      c.k += int64_t(std::llround(r.value.get<double>() * double(n)));
+    } else {
+      c.complete = false;
+    }
     if (std::find(members[cell].begin(), members[cell].end(), r.result) == members[cell].end())
       members[cell].push_back(r.result);
   }
@@ -310,12 +341,17 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       counts.insert(s.n);
       cells[cell] = s.n > 1 ? fmt::format("{:.3g} ± {:.2g}{}", s.mean * scale, s.std * scale, unit)
                             : fmt::format("{:.3g}{}", s.mean * scale, unit);
+      if (o.counts && percent) cells[cell] += count_text(pooled[cell], scale, unit);
     }
     const std::string n = counts.empty()        ? "0"
                           : counts.size() == 1 ? std::to_string(*counts.begin())
                                                : fmt::format("{}–{}", *counts.begin(), *counts.rbegin());
     heading = fmt::format("{}{} by {} and {}: mean ± std over seeds (n = {} per cell)", metric, percent ? " (%)" : "",
                           o.rows, o.cols, n);
+    if (o.counts && percent)
+      heading += fmt::format("; in parentheses: k / n, the count pooled over the seeds (n = {}), and the exact "
+                             "(Clopper–Pearson) 95% interval of the pooled rate",
+                             trials_key(metric));
   } else {
     std::set<json> levels;
     for (const auto& [cell, by_level] : values)

@@ -21,6 +21,7 @@ struct TableOptions {
   std::vector<std::pair<std::string, json>> where;  // keep results whose config key equals the value
   std::string fewest;      // "": mean ± std table; else a config key: its fewest value passing `threshold`
   double threshold = 0.9;  // passed when the mean is above it (below it for lower-is-better metrics)
+  bool counts = false;     // add each cell's pooled count k / n and its exact 95 % interval (rate metrics)
 };
 
 // The dotted config key of an alias, or `name` itself.

@@ -2,6 +2,9 @@
 #include "experiments/run_config.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "core/attention/gpu_head_dims.h"
 #include "core/error.h"
@@ -65,11 +68,33 @@ const std::vector<OptionSpec>& training_specs() {
       {"eval_batch_size", OptionType::Int, 64, "sequences per evaluation batch", 1.0},
       {"eval_seed", OptionType::Int, 0, "seed of the evaluation examples (the same for every run seed)", 0.0,
        9007199254740992.0},
+      {"final_eval_examples", OptionType::Int, 0,
+       "examples per evaluation split of the last evaluation (e.g. many more, for error rates near 0); 0: "
+       "eval_examples",
+       0.0},
+      {"early_stop_split", OptionType::String, "",
+       "stop training at the first periodic evaluation where this split's primary metric reaches early_stop_at "
+       "(needs eval_every > 0); \"\": never"},
+      {"early_stop_at", OptionType::Float, 0.99,
+       "the primary metric's value that stops training (reached at >= when higher is better, else <=)"},
       {"log_every", OptionType::Int, 10, "write a curve line every this many steps (not part of the run hash)", 1.0},
       {"checkpoint_every", OptionType::Int, 0,
        "save a resumable checkpoint every this many steps; 0: never (not part of the run hash)", 0.0},
   };
   return specs;
+}
+
+// early_stop_split names one of the task's eval splits, and periodic evaluations exist to stop at.
+void check_early_stop(const TrainingConfig& t, const Task& task, const std::string& where) {
+  if (t.early_stop_split.empty()) return;
+  const std::vector<std::string> splits = task.eval_splits();
+  if (std::find(splits.begin(), splits.end(), t.early_stop_split) == splits.end())
+    throw Error(fmt::format("{}: key 'early_stop_split' has value \"{}\" (the task's eval splits are {})", where,
+                            t.early_stop_split, fmt::join(splits, ", ")));
+  if (t.eval_every == 0)
+    throw Error(fmt::format("{}: key 'early_stop_split' is set but 'eval_every' is 0 (early stopping is decided at "
+                            "periodic evaluations)",
+                            where));
 }
 
 std::string sanitize(const std::string& s) {
@@ -153,10 +178,13 @@ RunConfig RunConfig::from_json(const json& j, const std::string& where, const Ta
   c.min_lr_ratio = sched["min_lr_ratio"];
 
   const json tr = resolve_options(training_specs(), top["training"], where + ": training");
-  c.training = TrainingConfig{tr["steps"],     tr["batch_size"], tr["eval_every"], tr["eval_examples"],
-                              tr["eval_batch_size"], tr["eval_seed"], tr["log_every"], tr["checkpoint_every"]};
+  c.training = TrainingConfig{tr["steps"],          tr["batch_size"],       tr["eval_every"],
+                              tr["eval_examples"],  tr["eval_batch_size"],  tr["eval_seed"],
+                              tr["final_eval_examples"], tr["early_stop_split"], tr["early_stop_at"],
+                              tr["log_every"],      tr["checkpoint_every"]};
 
   const std::unique_ptr<Task> task = tasks.make(c.task, where + ": task");
+  check_early_stop(c.training, *task, where + ": training");
   const int64_t task_vocab = task->vocabulary().size();
   if (c.model.vocab_size != 0 && c.model.vocab_size < task_vocab)
     throw Error(fmt::format("{}: model: key 'vocab_size' has value {} (the task '{}' needs at least {})", where,

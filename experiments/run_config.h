@@ -25,6 +25,9 @@ struct TrainingConfig {
   int64_t eval_examples = 512;
   int64_t eval_batch_size = 64;
   int64_t eval_seed = 0;
+  int64_t final_eval_examples = 0;  // examples per split of the last evaluation; 0: eval_examples
+  std::string early_stop_split;     // "": train every step; else stop once this split's primary
+  double early_stop_at = 0.99;      // metric reaches early_stop_at at a periodic evaluation
   int64_t log_every = 10;
   int64_t checkpoint_every = 0;  // 0: no checkpoints
 };

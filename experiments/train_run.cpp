@@ -64,6 +64,18 @@ json eval_curve_line(int64_t step, const json& metrics) {
   return json{{"step", step}, {"eval", evals}};
 }
 
+int64_t final_eval_examples(const TrainingConfig& t) {
+  return t.final_eval_examples > 0 ? t.final_eval_examples : t.eval_examples;
+}
+
+json timed_evaluation(TrainingBackend& backend, const Task& task, const TrainingConfig& t, int64_t examples,
+                      RunProgress& p) {
+  const auto e0 = Clock::now();
+  json metrics = evaluate(backend, task, t, examples);
+  p.eval_seconds += seconds_since(e0);
+  return metrics;
+}
+
 }  // namespace
 
 RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& outputs, RunObserver& observer) {
@@ -121,15 +133,25 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
                          {"elapsed_s", p.train_seconds + p.eval_seconds}});
         p.window = CurveWindow{};
       }
-      if (step == steps || (c.training.eval_every > 0 && step % c.training.eval_every == 0)) {
+      const bool periodic = c.training.eval_every > 0 && step % c.training.eval_every == 0;
+      bool last = step == steps;
+      if (periodic && !last) {
         at_step = step;
-        const auto e0 = Clock::now();
-        p.metrics = evaluate(*backend, task, c.training);
-        p.eval_seconds += seconds_since(e0);
+        p.metrics = timed_evaluation(*backend, task, c.training, c.training.eval_examples, p);
+        curve.write(eval_curve_line(step, p.metrics));
+        last = !c.training.early_stop_split.empty() &&
+               metric_reached(p.metrics, task, c.training.early_stop_split, c.training.early_stop_at);
+        if (last) out.stopped_early_at = step;
+      }
+      if (last) {
+        at_step = step;
+        p.metrics = timed_evaluation(*backend, task, c.training, final_eval_examples(c.training), p);
         curve.write(eval_curve_line(step, p.metrics));
       }
+      // (not at an early stop: a resumed run then repeats the steps to it and stops there again)
       if (checkpoints && (step % c.training.checkpoint_every == 0 || step == steps))
         save_run_checkpoint(outputs.checkpoint, c.hash(), mc, *backend, p);
+      if (last) break;
     }
   } catch (const Error& e) {
     out.status = "failed";

@@ -27,6 +27,7 @@ struct RunOutcome {
   std::string device_name;      // the processor that trained, in words
   int64_t steps_done = 0;
   int64_t resumed_from = 0;     // the checkpoint step training continued from (0: from scratch)
+  int64_t stopped_early_at = 0; // the step training.early_stop_split's target was reached (0: not)
   double train_tokens = 0;      // tokens processed by training steps (padding included)
   double train_seconds = 0;
   double eval_seconds = 0;

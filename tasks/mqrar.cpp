@@ -1,10 +1,14 @@
 // MQRAR-N, N-back associative recall with repeated keys. A sequence holds `pairs` assignments
-// "key value" over `keys` distinct keys (drawn from `key_vocab` key symbols), each key assigned
-// ⌊pairs/keys⌋ or ⌈pairs/keys⌉ times in shuffled order with uniform values; then a separator "|";
-// then a query region of `length` − 2·pairs − 1 tokens of noise "_" holding `queries` queries
+// "key value" over `keys` distinct keys (drawn from `key_vocab` key symbols) with uniform values:
+// every key is assigned `min_assignments` times, the remaining assignments go to keys drawn
+// uniformly, and the order is shuffled, so a key's count varies between sequences. Then a separator
+// "|", then a query region of `length` − 2·pairs − 1 tokens of noise "_" holding `queries` queries
 // "key answer" at random non-overlapping places. A query's answer is the N-th most recent value
-// assigned to its key (N = n_back; N = 1 is the last assignment). The model reads BOS and every
-// token but the last and predicts each next token; the answers are scored.
+// assigned to its key (N = n_back; N = 1 is the last assignment). Since n_back < min_assignments,
+// the answer is never a key's first assignment (were every key assigned exactly N times, "N-th most
+// recent" would be "first", a different and easier lookup), and since counts vary, it is not at a
+// fixed rank from the first either. The model reads BOS and every token but the last and predicts
+// each next token; the answers are scored.
 #include <fmt/format.h>
 
 #include <numeric>
@@ -37,6 +41,7 @@ class Mqrar : public Task {
       : n_back_(o["n_back"].get<int64_t>()),
         pairs_(o["pairs"].get<int64_t>()),
         keys_(o["keys"].get<int64_t>()),
+        min_assignments_(o["min_assignments"].get<int64_t>()),
         key_vocab_(o["key_vocab"].get<int64_t>()),
         value_vocab_(o["value_vocab"].get<int64_t>()),
         queries_(o["queries"].get<int64_t>()),
@@ -45,12 +50,13 @@ class Mqrar : public Task {
         where_(where) {
     if (keys_ > key_vocab_)
       throw Error(fmt::format("{}: key 'keys' has value {} (more than key_vocab {})", where, keys_, key_vocab_));
-    if (keys_ > pairs_)
-      throw Error(fmt::format("{}: key 'keys' has value {} (more than pairs {}: some key would never be assigned)",
-                              where, keys_, pairs_));
-    if (n_back_ > pairs_ / keys_)
-      throw Error(fmt::format("{}: key 'n_back' has value {} (each of the {} keys is assigned only {} times in {} "
-                              "pairs; n_back must be <= pairs / keys)", where, n_back_, keys_, pairs_ / keys_, pairs_));
+    if (keys_ * min_assignments_ > pairs_)
+      throw Error(fmt::format("{}: key 'pairs' has value {} (fewer than keys {} × min_assignments {} = {})", where,
+                              pairs_, keys_, min_assignments_, keys_ * min_assignments_));
+    if (n_back_ >= min_assignments_)
+      throw Error(fmt::format("{}: key 'n_back' has value {} (must be below min_assignments {}, so that the answer "
+                              "is never a key's first assignment)",
+                              where, n_back_, min_assignments_));
     const int64_t needed = 2 * pairs_ + 1 + 2 * queries_;
     if (length_ < needed)
       throw Error(fmt::format("{}: key 'length' has value {} (too short for {} pairs, a separator and {} queries: "
@@ -88,10 +94,10 @@ class Mqrar : public Task {
 
   Example draw(CounterRng& rng) const {
     const std::vector<int64_t> key_symbols = choose_distinct(rng, key_vocab_, keys_);
-    // The assignment order: key c appears pairs/keys times (the first pairs % keys keys once more).
+    // The assignment order: min_assignments of each key, the rest to uniform keys, shuffled.
     std::vector<int64_t> order;
-    for (int64_t c = 0; c < keys_; ++c)
-      order.insert(order.end(), pairs_ / keys_ + (c < pairs_ % keys_ ? 1 : 0), c);
+    for (int64_t c = 0; c < keys_; ++c) order.insert(order.end(), min_assignments_, c);
+    while (int64_t(order.size()) < pairs_) order.push_back(int64_t(rng.below(uint64_t(keys_))));
     for (int64_t i = pairs_ - 1; i > 0; --i) std::swap(order[i], order[rng.below(uint64_t(i + 1))]);
 
     std::vector<int32_t> seq(length_, kNoise);
@@ -115,7 +121,7 @@ class Mqrar : public Task {
     return next_token_example(kBos, std::move(seq), std::move(scored), loss_on_all_, 0);
   }
 
-  int64_t n_back_, pairs_, keys_, key_vocab_, value_vocab_, queries_, length_;
+  int64_t n_back_, pairs_, keys_, min_assignments_, key_vocab_, value_vocab_, queries_, length_;
   bool loss_on_all_;
   std::string where_;
   Vocabulary vocabulary_;
@@ -128,7 +134,10 @@ TaskInfo mqrar_task() {
           "MQRAR-N: recall the N-th most recent value assigned to a repeatedly reassigned key",
           {{"n_back", OptionType::Int, 2, "N: a query asks for the N-th most recent value of its key", 1},
            {"pairs", OptionType::Int, 32, "key-value assignments before the queries", 1},
-           {"keys", OptionType::Int, 8, "distinct keys per sequence (each assigned about pairs/keys times)", 1},
+           {"keys", OptionType::Int, 4, "distinct keys per sequence", 1},
+           {"min_assignments", OptionType::Int, 5,
+            "assignments every key gets (the rest of the pairs go to uniformly drawn keys); n_back must be below it",
+            2},
            {"key_vocab", OptionType::Int, 32, "key symbols", 1},
            {"value_vocab", OptionType::Int, 32, "value symbols", 2},
            {"queries", OptionType::Int, 32, "queries per sequence", 1},

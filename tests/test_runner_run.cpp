@@ -175,6 +175,44 @@ TEST_CASE("end to end: a two-run sweep trains, writes results and curves, and ta
   CHECK(table.find("| nope |") < table.find("| rope |"));
 }
 
+TEST_CASE("the last evaluation can use more examples, and training can stop early at a target", "[runner]") {
+  const std::string dir = fresh_temp_dir("final-eval");
+  json doc = tiny_run_config();
+  doc["training"]["final_eval_examples"] = 20;
+  const auto runs = plan(doc);
+  REQUIRE(run(runs, dir).done == 1);
+  json result = json::parse(read_file(run_files(dir, runs[0]).result));
+  CHECK(result["metrics"]["short"]["scored"] == 20 * 6);
+  CHECK(result["steps_done"] == 6);
+  CHECK(result["stopped_early_at_step"].is_null());
+  std::vector<int64_t> scored_in_curve;
+  for (const json& l : curve_lines(run_files(dir, runs[0]).curve))
+    if (l.contains("eval")) scored_in_curve.push_back(l["eval"]["short"]["scored"]);
+  CHECK(scored_in_curve == std::vector<int64_t>{8 * 6, 20 * 6});  // periodic at step 3, final at step 6
+
+  // error_rate is lower-is-better: a target of 1 is met at the first evaluation (step 3).
+  doc["training"]["early_stop_split"] = "short";
+  doc["training"]["early_stop_at"] = 1.0;
+  const auto stopping = plan(doc);
+  REQUIRE(run(stopping, dir).done == 1);
+  result = json::parse(read_file(run_files(dir, stopping[0]).result));
+  CHECK(result["steps_done"] == 3);
+  CHECK(result["stopped_early_at_step"] == 3);
+  CHECK(result["metrics"]["short"]["scored"] == 20 * 6);  // the final evaluation, at the stop
+  // A target never met trains every step.
+  doc["training"]["early_stop_at"] = -1.0;
+  const auto never = plan(doc);
+  REQUIRE(run(never, dir).done == 1);
+  CHECK(json::parse(read_file(run_files(dir, never[0]).result))["steps_done"] == 6);
+
+  doc["training"]["early_stop_split"] = "medium";
+  CHECK_THROWS_WITH(plan(doc), Catch::Contains("'early_stop_split' has value \"medium\"") &&
+                                   Catch::Contains("short, long"));
+  doc["training"]["early_stop_split"] = "short";
+  doc["training"]["eval_every"] = 0;
+  CHECK_THROWS_WITH(plan(doc), Catch::Contains("'eval_every' is 0"));
+}
+
 TEST_CASE("the same config and seed give bit-identical losses", "[runner]") {
   const auto runs = plan(tiny_run_config());
   const std::string a = fresh_temp_dir("same-a"), b = fresh_temp_dir("same-b");

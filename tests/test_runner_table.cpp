@@ -134,3 +134,24 @@ TEST_CASE("table: bad dimensions and empty inputs are clear errors", "[runner]")
   CHECK(config_key_of("layers") == "model.n_layers");
   CHECK(config_key_of("optimizer.lr") == "optimizer.lr");
 }
+
+TEST_CASE("table --counts: counts pooled over seeds with their exact binomial interval", "[runner]") {
+  auto counted = [](double rate, int64_t scored) { return json{{"in_dist", {{"error_rate", rate}, {"scored", scored}}}}; };
+  json one_split = result("path", 0, 1, counted(0.0, 1000000));
+  one_split["eval_splits"] = {"in_dist"};
+  json second = result("path", 1, 1, counted(0.0, 500000));
+  second["eval_splits"] = {"in_dist"};
+  json third = result("rope", 0, 1, counted(0.25, 400));
+  third["eval_splits"] = {"in_dist"};
+  TableOptions o;
+  o.counts = true;
+  const std::string table = results_table({one_split, second, third}, o);
+  // 0 of 1.5M: the 95 % upper bound is 1 − 0.025^(1/n) = 2.459e-6 → 0.000246 %.
+  CHECK_THAT(table, Catch::Contains("| path | 0 ± 0% (0 / 1500000, 95% CI 0–0.000246%) |") &&
+                        Catch::Contains("| rope | 25% (100 / 400, 95% CI 20.8–29.5%) |") &&
+                        Catch::Contains("pooled over the seeds (n = scored)"));
+  // Without counts in the results, the cells stay plain.
+  json bare = result("rope", 0, 1, json{{"in_dist", {{"error_rate", 0.5}}}});
+  bare["eval_splits"] = {"in_dist"};
+  CHECK_THAT(results_table({bare}, o), Catch::Contains("| rope | 50% |"));
+}

@@ -65,8 +65,10 @@ TEST_CASE("phonebook can fill a book with every distinct name", "[tasks]") {
 TEST_CASE("MQRAR answers are the N-th most recent values, found by replaying the assignments", "[tasks]") {
   for (int n_back = 1; n_back <= 4; ++n_back) {
     INFO("n_back " << n_back);
-    const auto task = make({{"name", "mqrar"}, {"n_back", n_back}, {"pairs", 32}, {"keys", 8}, {"length", 256}});
+    const auto task = make({{"name", "mqrar"}, {"n_back", n_back}, {"pairs", 32}, {"keys", 4}, {"min_assignments", 5},
+                            {"length", 256}});
     const auto& symbols = task->vocabulary().symbols;
+    std::set<size_t> counts_seen, first_ranks;  // assignments per key; the answer's rank from the key's first
     for (const std::string split : {"train", "eval"})
       for (uint64_t index = 0; index < 15; ++index) {
         const Example e = task->example(split, 0, index);
@@ -80,8 +82,11 @@ TEST_CASE("MQRAR answers are the N-th most recent values, found by replaying the
           history[e.tokens[t]].push_back(e.tokens[t + 1]);
         }
         CHECK(t == 1 + 2 * 32);
-        CHECK(history.size() == 8);
-        for (const auto& [key, values] : history) CHECK(values.size() == 4);
+        CHECK(history.size() == 4);
+        for (const auto& [key, values] : history) {
+          CHECK(values.size() >= 5);
+          counts_seen.insert(values.size());
+        }
         int queries = 0;
         for (++t; t < e.tokens.size(); ++t) {
           if (!e.score_mask[t]) {
@@ -90,9 +95,23 @@ TEST_CASE("MQRAR answers are the N-th most recent values, found by replaying the
           }
           ++queries;
           const auto& values = history.at(e.tokens[t]);
+          REQUIRE(values.size() > size_t(n_back));  // the answer is never the key's first assignment
           CHECK(e.targets[t] == values[values.size() - n_back]);
+          first_ranks.insert(values.size() - n_back);
         }
         CHECK(queries == 32);
       }
+    // Counts vary, so the answer is not at one fixed rank from the first assignment either.
+    CHECK(counts_seen.size() >= 3);
+    CHECK(first_ranks.size() >= 3);
+    CHECK(first_ranks.count(0) == 0);
   }
+}
+
+TEST_CASE("MQRAR rejects layouts where the N-th most recent assignment could be a key's first", "[tasks]") {
+  CHECK_THROWS_WITH(make({{"name", "mqrar"}, {"n_back", 5}, {"min_assignments", 5}}),
+                    Catch::Contains("'n_back' has value 5") && Catch::Contains("below min_assignments 5"));
+  CHECK_THROWS_WITH(make({{"name", "mqrar"}, {"keys", 8}, {"min_assignments", 5}, {"pairs", 32}}),
+                    Catch::Contains("'pairs' has value 32") && Catch::Contains("keys 8 × min_assignments 5 = 40"));
+  CHECK_NOTHROW(make({{"name", "mqrar"}, {"n_back", 4}}));
 }
