@@ -7,6 +7,7 @@
 #include <array>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "core/error.h"
@@ -103,6 +104,22 @@ json tiny_run_config() {
     "seed": 0,
     "threads": 1
   })");
+}
+
+std::vector<json> curve_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  return lines;
+}
+
+std::vector<json> curve_values(const std::string& path) {
+  std::vector<json> lines = curve_lines(path);
+  for (json& l : lines) {
+    l.erase("tokens_per_s");
+    l.erase("elapsed_s");
+  }
+  return lines;
 }
 
 std::string fresh_temp_dir(const std::string& name) {

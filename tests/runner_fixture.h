@@ -17,6 +17,11 @@ TaskProvider fixture_tasks();
 // A run config of a 1-layer width-16 model on the parity task, 6 steps of batch 4.
 json tiny_run_config();
 
+// The lines of a curve file, parsed; and the same without their timing fields (tokens_per_s,
+// elapsed_s), which differ between runs of the same config.
+std::vector<json> curve_lines(const std::string& path);
+std::vector<json> curve_values(const std::string& path);
+
 // An empty folder under the system's temporary folder, unique to `name` and this process.
 std::string fresh_temp_dir(const std::string& name);
 

@@ -37,7 +37,7 @@ TEST_CASE("the tiny config is valid and resolves every default", "[runner]") {
   REQUIRE(runs.size() == 1);
   const RunConfig& c = runs[0].config;
   CHECK(c.model.n_layers == 1);
-  CHECK(c.task == json{{"name", "parity"}, {"length", 6}, {"fail_at_example", -1}});
+  CHECK(c.task == json{{"name", "parity"}, {"length", 6}, {"fail_at_example", -1}, {"kill_at_example", -1}});
   CHECK(c.optimizer.lr == 0.01);
   CHECK(c.optimizer.adamw.beta2 == 0.95);
   CHECK(c.training.eval_every == 3);
@@ -105,7 +105,7 @@ TEST_CASE("run ids are readable and hashes identify the semantic config", "[runn
   CHECK(base.file_stem() == base.id + "-" + base.hash);
   // A tripwire: changing how configs are canonicalized or hashed changes every run's file name and
   // orphans existing results. Update deliberately.
-  CHECK(base.hash == "a409b710");
+  CHECK(base.hash == "378df8a0");
 
   auto hash_with = [](const std::vector<std::string>& sets) { return plan(tiny_run_config(), sets)[0].hash; };
   // Same semantics written differently: defaults spelled out, key order, non-semantic keys.

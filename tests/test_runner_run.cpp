@@ -70,13 +70,6 @@ json sweep_of(const json& grid) {
   return doc;
 }
 
-std::vector<json> curve_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<json> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
-  return lines;
-}
-
 size_t count_files(const std::string& dir, const std::string& suffix) {
   size_t n = 0;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -96,16 +89,6 @@ struct KillAt : RunObserver {
     if (step == at) throw Killed{};
   }
 };
-
-// The curve without its timing fields.
-std::vector<json> curve_values(const std::string& path) {
-  std::vector<json> lines = curve_lines(path);
-  for (json& l : lines) {
-    l.erase("tokens_per_s");
-    l.erase("elapsed_s");
-  }
-  return lines;
-}
 
 }  // namespace
 

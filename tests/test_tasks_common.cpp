@@ -239,9 +239,10 @@ TEST_CASE("invalid task configs are rejected naming the key and value", "[tasks]
   rejected({{"name", "phonebook"}, {"train_min_entries", 9}, {"train_max_entries", 8}}, "train_max_entries", "8");
   // MQRAR: N < 1, N beyond the repetitions, lengths too short, keys beyond the vocabulary.
   rejected({{"name", "mqrar"}, {"n_back", 0}}, "n_back", "0");
-  rejected({{"name", "mqrar"}, {"n_back", 5}, {"pairs", 32}, {"keys", 8}}, "n_back", "5");
+  rejected({{"name", "mqrar"}, {"n_back", 5}, {"min_assignments", 5}}, "n_back", "5");
   rejected({{"name", "mqrar"}, {"length", 100}}, "length", "100");
   rejected({{"name", "mqrar"}, {"keys", 40}, {"pairs", 64}}, "keys", "40");
-  rejected({{"name", "mqrar"}, {"keys", 16}, {"pairs", 8}, {"n_back", 1}}, "keys", "16");
+  rejected({{"name", "mqrar"}, {"keys", 16}, {"pairs", 8}, {"n_back", 1}}, "pairs", "8");
+  rejected({{"name", "mqrar"}, {"min_assignments", 1}}, "min_assignments", "1");
   rejected({{"name", "mqrar"}, {"loss", "most"}}, "loss", "most");
 }
