@@ -39,10 +39,11 @@ def plot(all_results, out_dir):
                 rows.append([enc, g, f.metric, m, s, n])
                 if m is None:
                     continue
+                low, high = R.band(m, s, f.metric)
                 xs.append(g)
                 means.append(m * f.scale)
-                lo.append((m - s) * f.scale)
-                hi.append((m + s) * f.scale)
+                lo.append(low * f.scale)
+                hi.append(high * f.scale)
             ax.plot(xs, means, marker="o", ms=3, color=style.color(enc), label=style.label(enc))
             ax.fill_between(xs, lo, hi, color=style.color(enc), alpha=0.15, linewidth=0)
         if groups_seen and max(groups_seen) >= 8 * max(1.0, min(groups_seen)):

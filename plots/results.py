@@ -108,6 +108,14 @@ def is_ratio(metric):
     return any(word in metric for word in ("rate", "accuracy", "match"))
 
 
+def band(mean, std, metric):
+    """mean ± std as (low, high), clipped to [0, 1] for ratios (a rate cannot leave that range)."""
+    low, high = mean - std, mean + std
+    if is_ratio(metric):
+        low, high = max(low, 0.0), min(high, 1.0)
+    return low, high
+
+
 def breakdown_key(runs):
     """The per-group breakdown key (e.g. "per_length") the runs' metrics have, or None."""
     for r in runs:
