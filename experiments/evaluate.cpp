@@ -10,13 +10,12 @@ namespace pathbench {
 namespace {
 
 json evaluate_split(TrainingBackend& model, const Task& task, const std::string& split, const TrainingConfig& t,
-                    int64_t examples) {
+                    int64_t example_count) {
   std::unique_ptr<MetricAccumulator> metrics = task.metrics(split);
   double loss_sum = 0, weight_sum = 0;
-  for (int64_t first = 0; first < examples; first += t.eval_batch_size) {
-    const int64_t count = std::min(t.eval_batch_size, examples - first);
-    std::vector<Example> examples;
-    for (int64_t i = 0; i < count; ++i) examples.push_back(task.example(split, uint64_t(t.eval_seed), uint64_t(first + i)));
+  for (int64_t first = 0; first < example_count; first += t.eval_batch_size) {
+    const int64_t count = std::min(t.eval_batch_size, example_count - first);
+    const std::vector<Example> examples = draw_examples(task, split, uint64_t(t.eval_seed), first, count);
     const TokenBatch batch = collate(examples);
     const Prediction prediction = model.predict(batch);
     double weight = 0;
@@ -36,10 +35,10 @@ json evaluate_split(TrainingBackend& model, const Task& task, const std::string&
 
 }  // namespace
 
-json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t examples) {
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count) {
   json out = json::object();
   for (const std::string& split : task.eval_splits())
-    out[split] = evaluate_split(model, task, split, training, examples);
+    out[split] = evaluate_split(model, task, split, training, example_count);
   return out;
 }
 

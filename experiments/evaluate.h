@@ -7,9 +7,9 @@
 
 namespace pathbench {
 
-// {split: metrics} over `examples` examples of each eval split drawn with `training.eval_seed`, in
-// batches of `training.eval_batch_size`.
-json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t examples);
+// {split: metrics} over `example_count` examples of each eval split drawn with `training.eval_seed`,
+// in batches of `training.eval_batch_size`.
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count);
 
 // Whether `split`'s primary metric in `metrics` ({split: metrics}) has reached `target`: >= when
 // higher is better, <= otherwise; false when the metric is null (nothing scored).

@@ -51,11 +51,8 @@ class CurveWriter {
 };
 
 TokenBatch training_batch(const Task& task, const RunConfig& c, int64_t step) {
-  std::vector<Example> examples;
-  examples.reserve(c.training.batch_size);
-  for (int64_t i = 0; i < c.training.batch_size; ++i)
-    examples.push_back(task.example("train", uint64_t(c.seed), uint64_t(step * c.training.batch_size + i)));
-  return collate(examples);
+  const int64_t size = c.training.batch_size;
+  return collate(draw_examples(task, "train", uint64_t(c.seed), step * size, size));
 }
 
 json eval_curve_line(int64_t step, const json& metrics) {

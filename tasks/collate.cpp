@@ -1,9 +1,27 @@
-// collate: pad and stack examples.
+// collate: draw a batch's examples in parallel; pad and stack them.
 #include "tasks/collate.h"
 
 #include <algorithm>
+#include <exception>
 
 namespace pathbench {
+
+std::vector<Example> draw_examples(const Task& task, const std::string& split, uint64_t seed, int64_t first,
+                                   int64_t count) {
+  std::vector<Example> examples(static_cast<size_t>(count));
+  std::exception_ptr failure;
+#pragma omp parallel for schedule(dynamic, 8)
+  for (int64_t i = 0; i < count; ++i) {
+    try {
+      examples[size_t(i)] = task.example(split, seed, uint64_t(first + i));
+    } catch (...) {
+#pragma omp critical(draw_examples_failure)
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+  return examples;
+}
 
 TokenBatch collate(const std::vector<Example>& examples) {
   TokenBatch b;

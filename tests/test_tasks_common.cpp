@@ -1,11 +1,13 @@
 // Properties every task shares: well-formed examples, determinism, independence of splits, seeds
 // and indices, train/eval disjointness on small spaces, metric accumulators, and rejected configs.
 #include <catch2/catch.hpp>
+#include <omp.h>
 
 #include <set>
 
 #include "core/error.h"
 #include "task_test_support.h"
+#include "tasks/collate.h"
 #include "tasks/holdout.h"
 
 using namespace pathbench;
@@ -245,4 +247,26 @@ TEST_CASE("invalid task configs are rejected naming the key and value", "[tasks]
   rejected({{"name", "mqrar"}, {"keys", 16}, {"pairs", 8}, {"n_back", 1}}, "pairs", "8");
   rejected({{"name", "mqrar"}, {"min_assignments", 1}}, "min_assignments", "1");
   rejected({{"name", "mqrar"}, {"loss", "most"}}, "loss", "most");
+}
+
+TEST_CASE("examples drawn in parallel are the examples drawn one by one, whatever the thread count", "[tasks]") {
+  const auto task = make({{"name", "flipflop"}, {"length", 16}});
+  const int threads_before = omp_get_max_threads();
+  for (int threads : {1, 3}) {
+    INFO("threads " << threads);
+    omp_set_num_threads(threads);
+    for (const std::string split : {"train", "sparse"}) {
+      const std::vector<Example> drawn = draw_examples(*task, split, 7, 100, 37);
+      REQUIRE(drawn.size() == 37);
+      for (int64_t i = 0; i < 37; ++i) {
+        const Example one = task->example(split, 7, uint64_t(100 + i));
+        CHECK(drawn[size_t(i)].tokens == one.tokens);
+        CHECK(drawn[size_t(i)].targets == one.targets);
+        CHECK(drawn[size_t(i)].score_mask == one.score_mask);
+      }
+    }
+  }
+  omp_set_num_threads(threads_before);
+  // A draw that throws (an unknown split) surfaces as that error, after the parallel loop.
+  CHECK_THROWS_WITH(draw_examples(*task, "nonexistent", 0, 0, 20), Catch::Contains("nonexistent"));
 }
