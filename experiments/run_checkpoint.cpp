@@ -19,7 +19,7 @@ json nullable(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 }  // namespace
 
 void save_run_checkpoint(const std::string& path, const std::string& run_hash, const ModelConfig& model,
-                         TrainingBackend& backend, const RunProgress& p) {
+                         const json& task, TrainingBackend& backend, const RunProgress& p) {
   const json state{{"step", p.step},
                    {"train_tokens", p.train_tokens},
                    {"train_seconds", p.train_seconds},
@@ -34,7 +34,7 @@ void save_run_checkpoint(const std::string& path, const std::string& run_hash, c
                    {"metrics", p.metrics}};
   const OptimizerState optimizer = backend.download_optimizer_state();
   save_checkpoint(path, model, backend.download_parameters(), &optimizer,
-                  {{"run_hash", run_hash}, {"run_progress", state.dump()}});
+                  {{"run_hash", run_hash}, {"run_progress", state.dump()}, {"task", task.dump()}});
 }
 
 std::optional<RunProgress> load_run_checkpoint(const std::string& path, const std::string& run_hash,

@@ -26,8 +26,10 @@ struct RunProgress {
   json metrics = json::object();  // of the last evaluation
 };
 
+// `task` (the run's task config) goes into the metadata as "task", so `pathbench generate` reads and
+// writes the task's symbols.
 void save_run_checkpoint(const std::string& path, const std::string& run_hash, const ModelConfig& model,
-                         TrainingBackend& backend, const RunProgress& progress);
+                         const json& task, TrainingBackend& backend, const RunProgress& progress);
 
 // Loads a checkpoint of run `run_hash` into `backend` (built from the run's config) and returns its
 // progress; nullopt when no file exists or it belongs to another run. Throws pathbench::Error for

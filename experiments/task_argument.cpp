@@ -18,7 +18,8 @@ json load_task_config(const std::string& argument, const std::string& inline_nam
   } catch (const json::parse_error& e) {
     throw Error(fmt::format("{}: invalid JSON ({})", where, e.what()));
   }
-  if (config.is_object() && !config.contains("name") && config.contains("task")) {
+  // A run config (its "task" is an object; no task has an option named "task"): take its task block.
+  if (config.is_object() && config.contains("task") && config["task"].is_object()) {
     where += ": task";
     return config["task"];
   }

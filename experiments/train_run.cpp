@@ -147,7 +147,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       }
       // (not at an early stop: a resumed run then repeats the steps to it and stops there again)
       if (checkpoints && (step % c.training.checkpoint_every == 0 || step == steps))
-        save_run_checkpoint(outputs.checkpoint, c.hash(), mc, *backend, p);
+        save_run_checkpoint(outputs.checkpoint, c.hash(), mc, c.task, *backend, p);
       if (last) break;
     }
   } catch (const Error& e) {

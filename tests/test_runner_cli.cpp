@@ -215,3 +215,26 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   CHECK_THAT(read_file(dir + "/plots/fewest-layers-parity.csv"),
              Catch::Contains("encoding,length,metric,threshold,fewest_layers"));
 }
+
+TEST_CASE("sample takes a run config, and generate reads a run's checkpoint in the task's symbols", "[runner]") {
+  const std::string dir = fresh_temp_dir("cli-generate");
+  const std::string config = dir + "/flip.json";
+  write_file_atomically(config, R"({"name": "named", "model": {"n_layers": 1, "d_model": 16, "n_heads": 2},
+    "task": {"name": "flipflop", "length": 16}, "training": {"steps": 2, "batch_size": 2, "eval_examples": 4,
+    "checkpoint_every": 2}, "threads": 1})");
+  // A run config with a top-level name: its task block is the task (not a task named "named").
+  CHECK_NOTHROW(cli({"sample", config, "--count", "1"}));
+  CHECK_NOTHROW(cli({"sample", std::string(PATHBENCH_SOURCE_DIR) + "/configs/demo.json", "--count", "1"}));
+  cli({"run", config, "--out", dir + "/results"});
+  const std::vector<json> results = load_results(dir + "/results");
+  REQUIRE(results.size() == 1);
+  const std::string checkpoint =
+      dir + "/results/" + results[0]["id"].get<std::string>() + "-" + results[0]["hash"].get<std::string>() +
+      ".ckpt.safetensors";
+  REQUIRE(fs::exists(checkpoint));
+  cli({"generate", "--checkpoint", checkpoint, "--prompt", "<bos> w 1 i 0 r", "--new", "2", "--out", dir + "/gen.json"});
+  const json generated = json::parse(read_file(dir + "/gen.json"));
+  CHECK(generated["prompt_tokens"] == json{5, 0, 4, 2, 3, 1});  // <bos> w 1 i 0 r in flip-flop's vocabulary
+  CHECK(generated["generated_tokens"].size() == 2);
+  CHECK(generated["generated_text"].is_string());
+}
