@@ -30,6 +30,14 @@ bool is_integer(const json& v) {
   return v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>();
 }
 
+// The upper bound of a value: the spec's, or for integers without one 2^31 − 1, so that no count,
+// size or step number can overflow the int arithmetic (or memory) that uses it.
+std::optional<double> upper_bound(const OptionSpec& s) {
+  if (s.max) return s.max;
+  if (s.type == OptionType::Int || s.type == OptionType::IntList) return double(kMaxPlainInt);
+  return std::nullopt;
+}
+
 std::string range_text(const OptionSpec& s) {
   if (!s.choices.empty()) {
     std::string out = "one of ";
@@ -37,14 +45,16 @@ std::string range_text(const OptionSpec& s) {
     return out;
   }
   std::string lo = s.min ? fmt::format("{}{}", s.exclusive_min ? "> " : ">= ", *s.min) : "";
-  std::string hi = s.max ? fmt::format("{}{}", s.exclusive_max ? "< " : "<= ", *s.max) : "";
+  const std::optional<double> max = upper_bound(s);
+  std::string hi = max ? fmt::format("{}{}", s.exclusive_max ? "< " : "<= ", *max) : "";
   if (!lo.empty() && !hi.empty()) return lo + " and " + hi;
   return lo + hi;
 }
 
 void check_number(const OptionSpec& s, double x, const std::string& where, const json& shown) {
   bool low = s.min && (s.exclusive_min ? x <= *s.min : x < *s.min);
-  bool high = s.max && (s.exclusive_max ? x >= *s.max : x > *s.max);
+  const std::optional<double> max = upper_bound(s);
+  bool high = max && (s.exclusive_max ? x >= *max : x > *max);
   if (!std::isfinite(x) || low || high)
     throw Error(fmt::format("{}: key '{}' has value {} out of range (must be {})", where, s.key, shown.dump(),
                             range_text(s)));

@@ -13,13 +13,16 @@ using json = nlohmann::json;
 
 enum class OptionType { Int, Float, Bool, String, Object, IntList, FloatList, StringList };
 
+// The largest value of an integer option that names no bound of its own (2^31 − 1).
+inline constexpr int64_t kMaxPlainInt = 2147483647;
+
 struct OptionSpec {
   std::string key;
   OptionType type;
   json default_value;               // null: the key is required
   std::string doc;
   std::optional<double> min = {};   // inclusive bound for numbers (and list elements)
-  std::optional<double> max = {};   // inclusive bound
+  std::optional<double> max = {};   // inclusive bound (integers without one: kMaxPlainInt)
   std::vector<std::string> choices = {};  // allowed strings (String, StringList)
   bool exclusive_min = false;       // min is exclusive
   bool exclusive_max = false;       // max is exclusive

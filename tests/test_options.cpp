@@ -26,6 +26,17 @@ TEST_CASE("options reject unknown keys, wrong types and out-of-range values", "[
   CHECK_THROWS_WITH(resolve_options(specs, json::object(), "w"), Catch::Contains("missing required key 'name'"));
 }
 
+TEST_CASE("integers without a bound of their own stop at 2^31 - 1", "[options]") {
+  const std::vector<OptionSpec> specs = {{"steps", OptionType::Int, 1, "steps", 1.0},
+                                         {"lengths", OptionType::IntList, json::array(), "lengths", 1.0}};
+  CHECK(resolve_options(specs, {{"steps", 2147483647}}, "w")["steps"] == 2147483647);
+  for (const json& big : {json(2147483648LL), json(1e30), json(1e308), json(9223372036854775807LL)})
+    CHECK_THROWS_WITH(resolve_options(specs, {{"steps", big}}, "cfg.json: training"),
+                      Catch::Contains("cfg.json: training: key 'steps'") && Catch::Contains("out of range") &&
+                          Catch::Contains("<= 2147483647"));
+  CHECK_THROWS_WITH(resolve_options(specs, {{"lengths", {4, 1e12}}}, "w"), Catch::Contains("'lengths'"));
+}
+
 TEST_CASE("model configs are validated strictly", "[options]") {
   CHECK(ModelConfig::from_json({{"encoding", "rope"}, {"d_model", 64}, {"n_heads", 2}}, "m").head_dim() == 32);
   CHECK_THROWS_WITH(ModelConfig::from_json({{"encoding", "nonexistent"}}, "m"), Catch::Contains("unknown encoding"));
