@@ -19,7 +19,7 @@ struct SampleOptions {
   std::string config;
   std::string split = "train";
   int64_t count = 3;
-  uint64_t seed = 0;
+  int64_t seed = 0;
 };
 
 std::string render_example(const Vocabulary& vocabulary, const Example& e) {
@@ -45,7 +45,7 @@ void run_sample(const SampleOptions& o) {
   fmt::print("symbols: {}\nsplit {}, seed {}; scored targets are shown as [→target] after the token that predicts them\n",
              symbols, o.split, o.seed);
   for (int64_t i = 0; i < o.count; ++i) {
-    const Example e = task->example(o.split, o.seed, uint64_t(i));
+    const Example e = task->example(o.split, uint64_t(o.seed), uint64_t(i));
     const auto scored = std::count(e.score_mask.begin(), e.score_mask.end(), 1);
     const auto in_loss = std::count(e.loss_mask.begin(), e.loss_mask.end(), 1);
     fmt::print("\n#{} (group {}, {} tokens, {} scored, {} in the loss)\n{}\n", i, e.group, e.tokens.size(), scored,
@@ -62,7 +62,7 @@ void add_sample_command(CLI::App& app) {
       ->required();
   cmd->add_option("--split", opts->split, "split to draw from (train or an evaluation split)");
   cmd->add_option("--count", opts->count, "examples to print")->check(integer_at_least(1));
-  cmd->add_option("--seed", opts->seed, "seed of the examples");
+  cmd->add_option("--seed", opts->seed, "seed of the examples")->check(CLI::Range(int64_t(0), int64_t(9007199254740992)));
   cmd->callback([opts]() { run_sample(*opts); });
 }
 

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -20,18 +22,21 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   const std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary);
     out << content;
     out.flush();
     if (!out) {
+      const std::string reason = errno != 0 ? std::strerror(errno) : "the write failed";
       fs::remove(tmp, ec);
-      throw Error(fmt::format("cannot write '{}'", path));
+      throw Error(fmt::format("cannot write '{}': {}", path, reason));
     }
   }
   fs::rename(tmp, target, ec);
   if (ec) {
+    const std::string reason = ec.message();  // before remove() reuses ec
     fs::remove(tmp, ec);
-    throw Error(fmt::format("cannot write '{}': {}", path, ec.message()));
+    throw Error(fmt::format("cannot write '{}': {}", path, reason));
   }
 }
 

@@ -300,6 +300,16 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   const std::string group_key = row.kind == DimKind::Group ? row.key : col.kind == DimKind::Group ? col.key : "";
   const std::vector<Record> records = make_records(results, group_key, metric, o.split);
   if (records.empty()) throw Error(fmt::format("the results have no metrics for these rows and columns (split '{}')", o.split));
+  if (std::none_of(records.begin(), records.end(), [](const Record& r) { return r.value.is_number(); })) {
+    std::set<std::string> known;
+    for (const Record& r : records) {
+      const json metrics = r.result->value("metrics", json::object()).value(r.split, json::object());
+      for (const auto& [key, value] : metrics.items())
+        if (value.is_number()) known.insert(key);
+    }
+    throw Error(fmt::format("metric '{}' has no value in these results{} (their metrics: {})", metric,
+                            o.split.empty() ? "" : " (split '" + o.split + "')", fmt::join(known, ", ")));
+  }
 
   // cell → (value of the fewest key, or null) → values across seeds
   std::map<std::pair<json, json>, std::map<json, std::vector<double>>> values;

@@ -4,6 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "core/error.h"
 
 namespace pathbench {
 
@@ -17,6 +21,14 @@ std::string shell_quote(const std::string& text) {
 }
 
 std::string slurm_script(const SlurmOptions& o) {
+  // These values land in #SBATCH lines (and the config path in a comment): a line break or other
+  // control character would start a new line of the script.
+  for (const auto& [option, value] : {std::pair<const char*, const std::string&>{"--job-name", o.job_name},
+                                      {"--time", o.time}, {"--partition", o.partition}, {"--mem", o.mem},
+                                      {"config", o.config}, {"--results", o.results}})
+    if (std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
+      throw Error(fmt::format("slurm {} {}: control characters (such as a line break) are not allowed", option,
+                              nlohmann::json(value).dump()));
   const int64_t shards = std::max<int64_t>(1, o.shards > 0 ? std::min(o.shards, o.runs) : o.runs);
   std::string out = fmt::format(
       "#!/bin/bash\n"

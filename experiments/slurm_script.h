@@ -22,6 +22,7 @@ struct SlurmOptions {
   std::string mem;                // "": the cluster's default
 };
 
+// Throws pathbench::Error when a value that lands in the script's header holds a control character.
 std::string slurm_script(const SlurmOptions& options);
 
 // `text` quoted for a POSIX shell.

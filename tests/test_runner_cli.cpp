@@ -178,6 +178,8 @@ TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
   o.shards = 100;  // never more tasks than runs
   CHECK_THAT(slurm_script(o), Catch::Contains("--array=0-29\n"));
   CHECK(shell_quote("it's") == "'it'\\''s'");
+  o.job_name = "x\n#SBATCH --exclusive";
+  CHECK_THROWS_WITH(slurm_script(o), Catch::Contains("--job-name") && Catch::Contains("control characters"));
   CHECK(shell_quote("") == "''");
 }
 
@@ -214,6 +216,15 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   }
   CHECK_THAT(read_file(dir + "/plots/fewest-layers-parity.csv"),
              Catch::Contains("encoding,length,metric,threshold,fewest_layers"));
+}
+
+TEST_CASE("a failed write names its reason, and sample refuses a negative seed", "[runner]") {
+  const std::string dir = fresh_temp_dir("cli-write");
+  fs::create_directories(dir + "/taken");
+  CHECK_THROWS_WITH(write_file_atomically(dir + "/taken", "x"), Catch::Contains("cannot write") &&
+                                                                     !Catch::Contains("Success"));
+  CHECK(fs::is_directory(dir + "/taken"));
+  CHECK_THROWS(cli({"sample", R"({"name": "flipflop"})", "--seed", "-1"}));
 }
 
 TEST_CASE("sample takes a run config, and generate reads a run's checkpoint in the task's symbols", "[runner]") {

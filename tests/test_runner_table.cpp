@@ -76,7 +76,8 @@ TEST_CASE("table: per-group columns, a chosen split and metric", "[runner]") {
   CHECK_THAT(results_table(results, o), Catch::Contains("| encoding \\ length | 64 |"));
   o.split = "";
   o.metric = "missing_metric";
-  CHECK_THAT(results_table(results, o), Catch::Contains("| rope | — | — | — |"));
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("metric 'missing_metric' has no value") &&
+                                                  Catch::Contains("sequence_accuracy"));
   o.split = "nonexistent";
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("no metrics") && Catch::Contains("nonexistent"));
 }
