@@ -28,9 +28,14 @@ void table_command(TableCommandOptions o) {
     const Override w = parse_override(text);
     o.table.where.emplace_back(w.key, w.value);
   }
-  const std::vector<json> results = load_results(o.dir);
+  std::vector<std::string> unreadable;
+  const std::vector<json> results = load_results(o.dir, &unreadable);
+  for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
   if (results.empty()) throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", o.dir));
-  const std::string table = results_table(results, o.table);
+  std::string table = results_table(results, o.table);
+  if (!unreadable.empty())
+    table = fmt::format("({} unreadable result file{} left out: see stderr)\n", unreadable.size(),
+                        unreadable.size() == 1 ? "" : "s") + table;
   fmt::print("{}", table);
   if (!o.out.empty()) write_file_atomically(o.out, table);
 }

@@ -1,6 +1,8 @@
 // Result documents: paths, assembly, and reading a results folder back.
 #include "experiments/result_file.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -22,6 +24,22 @@ json read_result_document(const fs::path& path) {
   if (doc.is_discarded() || !doc.is_object() || !doc.contains("pathbench_result")) return json();
   doc["path"] = path.string();
   return doc;
+}
+
+// Why a file named like a result cannot be used as one: "" when it is a well-formed result document
+// or plainly another kind of JSON (no "pathbench_result" key).
+std::string unusable_reason(const fs::path& path) {
+  const json doc = json::parse(read_file(path.string()), nullptr, false);
+  if (doc.is_discarded()) return "not valid JSON (truncated or corrupted?)";
+  if (!doc.is_object() || !doc.contains("pathbench_result")) return "";
+  for (const std::string key : {"status", "id", "hash", "config", "metrics"}) {
+    const json& value = doc.contains(key) ? doc[key] : json();
+    const bool object_key = key == "config" || key == "metrics";
+    if (object_key ? !value.is_object() : !value.is_string())
+      return fmt::format("key '{}' is {} (expected {})", key, value.is_null() ? "missing" : "of type " + std::string(value.type_name()),
+                         object_key ? "an object" : "a string");
+  }
+  return "";
 }
 
 bool is_result_name(const fs::path& path) {
@@ -77,7 +95,7 @@ json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* t
   return doc;
 }
 
-std::vector<json> load_results(const std::string& dir) {
+std::vector<json> load_results(const std::string& dir, std::vector<std::string>* unreadable) {
   std::vector<fs::path> paths;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
@@ -86,6 +104,11 @@ std::vector<json> load_results(const std::string& dir) {
   std::sort(paths.begin(), paths.end());
   std::vector<json> docs;
   for (const auto& p : paths) {
+    const std::string reason = unusable_reason(p);
+    if (!reason.empty()) {
+      if (unreadable) unreadable->push_back(fmt::format("'{}': {}", p.string(), reason));
+      continue;
+    }
     json doc = read_result_document(p);
     if (!doc.is_null()) docs.push_back(std::move(doc));
   }

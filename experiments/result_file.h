@@ -33,8 +33,10 @@ struct RunContext {
 json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* task, const RunContext& context);
 
 // Every result document under `dir` (recursively), each with its path under "path"; files that are
-// not result documents (other JSON, temporary files) are left out. Sorted by path.
-std::vector<json> load_results(const std::string& dir);
+// not result documents (other JSON, temporary files) are left out. Sorted by path. Files named like
+// results that cannot be used (invalid JSON, a result missing a key or with one of the wrong type)
+// are left out too, and listed in `unreadable` ("'path': reason") when it is given.
+std::vector<json> load_results(const std::string& dir, std::vector<std::string>* unreadable = nullptr);
 
 // The status of the result document at `path` ("" when there is none or it is unreadable).
 std::string result_status(const std::string& path);

@@ -4,6 +4,7 @@ import csv
 import json
 import math
 import os
+import sys
 import re
 import statistics
 
@@ -21,11 +22,19 @@ def load_results(folder):
             try:
                 with open(path) as f:
                     doc = json.load(f)
-            except (OSError, ValueError):
+            except (OSError, ValueError) as e:
+                print(f"plots: left out unreadable result '{path}': {e}", file=sys.stderr)
                 continue
-            if isinstance(doc, dict) and "pathbench_result" in doc:
-                doc["path"] = path
-                results.append(doc)
+            if not (isinstance(doc, dict) and "pathbench_result" in doc):
+                continue  # another kind of JSON
+            wrong = [k for k, kind in (("status", str), ("id", str), ("config", dict), ("metrics", dict))
+                     if not isinstance(doc.get(k), kind)]
+            if wrong:
+                print(f"plots: left out unreadable result '{path}': key '{wrong[0]}' is missing or of the wrong type",
+                      file=sys.stderr)
+                continue
+            doc["path"] = path
+            results.append(doc)
     return sorted(results, key=lambda r: r["path"])
 
 

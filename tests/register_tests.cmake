@@ -15,3 +15,8 @@ else()
 endif()
 add_test(NAME cuda_tests COMMAND pathbench_tests --require-gpu "[cuda]")
 set_tests_properties(cuda_tests PROPERTIES LABELS cuda SKIP_RETURN_CODE 77)
+# A real single-node Slurm (munged, slurmctld, slurmd started by the script as root): array jobs of
+# `pathbench slurm`, a cancelled task and a resubmission. Skipped (77) without Slurm, munge or root.
+add_test(NAME slurm_array
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/tests/slurm/run_slurm_test.sh $<TARGET_FILE:pathbench>)
+set_tests_properties(slurm_array PROPERTIES LABELS slurm SKIP_RETURN_CODE 77 TIMEOUT 900)

@@ -249,3 +249,23 @@ TEST_CASE("sample takes a run config, and generate reads a run's checkpoint in t
   CHECK(generated["generated_tokens"].size() == 2);
   CHECK(generated["generated_text"].is_string());
 }
+
+TEST_CASE("unreadable result files are named and counted, never silently dropped", "[runner]") {
+  const std::string dir = fresh_temp_dir("cli-unreadable");
+  const std::string config = dir + "/flip.json";
+  write_file_atomically(config, R"({"model": {"n_layers": 1, "d_model": 16, "n_heads": 2},
+    "task": {"name": "flipflop", "length": 16}, "training": {"steps": 2, "batch_size": 2, "eval_examples": 4},
+    "threads": 1})");
+  cli({"run", config, "--out", dir + "/results"});
+  write_file_atomically(dir + "/results/truncated.json", R"({"pathbench_result": 1, "status": "do)");
+  write_file_atomically(dir + "/results/bad-metrics.json",
+                        R"({"pathbench_result": 1, "status": "done", "id": "a", "hash": "b", "config": {}, "metrics": "x"})");
+  write_file_atomically(dir + "/results/other.json", R"({"not": "a result"})");
+  std::vector<std::string> unreadable;
+  CHECK(load_results(dir + "/results", &unreadable).size() == 1);
+  REQUIRE(unreadable.size() == 2);
+  CHECK_THAT(unreadable[0], Catch::Contains("bad-metrics.json") && Catch::Contains("'metrics'"));
+  CHECK_THAT(unreadable[1], Catch::Contains("truncated.json") && Catch::Contains("not valid JSON"));
+  cli({"table", dir + "/results", "--out", dir + "/table.md"});
+  CHECK_THAT(read_file(dir + "/table.md"), Catch::StartsWith("(2 unreadable result files left out: see stderr)"));
+}
