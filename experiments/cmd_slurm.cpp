@@ -74,7 +74,7 @@ void add_slurm_command(CLI::App& app) {
                   "GPUs per task (default: 1 when any run has device cuda, else 0)")
       ->check(integer_at_least(0));
   cmd->add_option("--mem", o->script.mem, "memory per task, e.g. 32G (default: the cluster's)");
-  cmd->add_option("--job-name", o->script.job_name, "job name (default: pathbench-<config name>)");
+  cmd->add_option("--job-name", o->script.job_name, "job name (default: pathbench-<config file name without .json>)");
   cmd->callback([o]() { slurm_command(*o); });
 }
 

@@ -215,6 +215,32 @@ TEST_CASE("the same config and seed give bit-identical losses", "[runner]") {
   CHECK(lc[0]["loss"] != la[0]["loss"]);
 }
 
+TEST_CASE("CPU results do not depend on the thread count", "[runner]") {
+  // Large enough that the products and the PaTH conv gradient split into several blocks.
+  json doc = tiny_run_config();
+  doc["model"]["d_model"] = 48;
+  doc["task"]["length"] = 12;
+  doc["training"]["batch_size"] = 8;
+  for (const char* encoding : {"rope", "sba", "path_fox"}) {
+    INFO(encoding);
+    doc["model"]["encoding"] = encoding;
+    std::vector<std::vector<json>> curves;
+    std::vector<json> metrics;
+    for (int threads : {1, 2, 3}) {
+      doc["threads"] = threads;
+      const auto runs = plan(doc);
+      const std::string dir = fresh_temp_dir(std::string("threads-") + encoding + std::to_string(threads));
+      REQUIRE(run(runs, dir).done == 1);
+      curves.push_back(curve_values(run_files(dir, runs[0]).curve));
+      metrics.push_back(json::parse(read_file(run_files(dir, runs[0]).result))["metrics"]);
+    }
+    CHECK(curves[1] == curves[0]);
+    CHECK(curves[2] == curves[0]);
+    CHECK(metrics[1] == metrics[0]);
+    CHECK(metrics[2] == metrics[0]);
+  }
+}
+
 TEST_CASE("a killed sweep resumes: done runs kept, temp files ignored, no duplicates", "[runner]") {
   const std::string dir = fresh_temp_dir("resume");
   const auto runs = plan(sweep_of(json{{"seed", {0, 1, 2}}}));

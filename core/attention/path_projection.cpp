@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <omp.h>
 
 #include "core/model/head_layout.h"
 #include "core/model/init.h"
@@ -47,45 +46,48 @@ void causal_conv_forward(const T* y, const T* conv, T* z, int64_t batch, int64_t
     }
 }
 
-// dy (overwritten) and dconv (accumulated) from dz. The weight gradient is summed per thread, then
-// added in thread order (deterministic for a given thread count).
+// Rows (tokens) per block of the conv weight gradient's partial sums.
+constexpr int64_t kConvGradBlock = 64;
+
+// dy (overwritten) and dconv (accumulated) from dz. The weight gradient is summed per fixed block of
+// kConvGradBlock tokens, then the blocks are added in order: the same result for any thread count.
 template <typename T>
 void causal_conv_backward(const T* y, const T* conv, const T* dz, T* dy, T* dconv, int64_t batch, int64_t length,
                           int64_t channels) {
   constexpr int64_t kw = kPathConvWidth;
   const std::vector<T> taps = conv_taps(conv, channels);
-  std::vector<std::vector<T>> partial;  // per thread, tap-major [K, C]
-#pragma omp parallel
-  {
-#pragma omp single
-    partial.assign(omp_get_num_threads(), std::vector<T>(kw * channels, T(0)));
-    T* mine = partial[omp_get_thread_num()].data();
-#pragma omp for collapse(2) schedule(static)
-    for (int64_t b = 0; b < batch; ++b)
-      for (int64_t t = 0; t < length; ++t) {
-        const T* dz_row = dz + (b * length + t) * channels;
-        T* dy_row = dy + (b * length + t) * channels;
-        std::fill(dy_row, dy_row + channels, T(0));
-        for (int64_t k = 0; k < kw; ++k) {
-          const T* tap = taps.data() + k * channels;
-          T* dtap = mine + k * channels;
-          // z[t'] reads y[t] through tap k when t' = t + (K − 1) − k
-          const int64_t dst = t + (kw - 1) - k;
-          if (dst < length) {
-            const T* dz_dst = dz + (b * length + dst) * channels;
-            for (int64_t ch = 0; ch < channels; ++ch) dy_row[ch] += tap[ch] * dz_dst[ch];
-          }
-          const int64_t src = t - (kw - 1) + k;
-          if (src >= 0) {
-            const T* y_src = y + (b * length + src) * channels;
-            for (int64_t ch = 0; ch < channels; ++ch) dtap[ch] += dz_row[ch] * y_src[ch];
-          }
+  const int64_t rows = batch * length, blocks = (rows + kConvGradBlock - 1) / kConvGradBlock;
+  std::vector<T> partial(size_t(blocks * kw * channels), T(0));  // [blocks, K, C], tap-major per block
+#pragma omp parallel for schedule(static)
+  for (int64_t block = 0; block < blocks; ++block) {
+    T* part = partial.data() + block * kw * channels;
+    for (int64_t row = block * kConvGradBlock; row < std::min(rows, (block + 1) * kConvGradBlock); ++row) {
+      const int64_t b = row / length, t = row % length;
+      const T* dz_row = dz + row * channels;
+      T* dy_row = dy + row * channels;
+      std::fill(dy_row, dy_row + channels, T(0));
+      for (int64_t k = 0; k < kw; ++k) {
+        const T* tap = taps.data() + k * channels;
+        T* dtap = part + k * channels;
+        // z[t'] reads y[t] through tap k when t' = t + (K − 1) − k
+        const int64_t dst = t + (kw - 1) - k;
+        if (dst < length) {
+          const T* dz_dst = dz + (b * length + dst) * channels;
+          for (int64_t ch = 0; ch < channels; ++ch) dy_row[ch] += tap[ch] * dz_dst[ch];
+        }
+        const int64_t src = t - (kw - 1) + k;
+        if (src >= 0) {
+          const T* y_src = y + (b * length + src) * channels;
+          for (int64_t ch = 0; ch < channels; ++ch) dtap[ch] += dz_row[ch] * y_src[ch];
         }
       }
+    }
   }
-  for (const auto& part : partial)
+  for (int64_t block = 0; block < blocks; ++block) {
+    const T* part = partial.data() + block * kw * channels;
     for (int64_t ch = 0; ch < channels; ++ch)
       for (int64_t k = 0; k < kw; ++k) dconv[ch * kw + k] += part[k * channels + ch];
+  }
 }
 
 }  // namespace
