@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Times one sweep at several --jobs values and writes JSON: for each value, `pathbench run CONFIG
+--jobs J` into a fresh folder, its wall time, the runs' training throughput, the GPUs' mean
+utilization (sampled by nvidia-smi once a second, where there is one) and whether every run's
+metrics equal those of the first --jobs value (bit-identical is expected on the CPU when the runs'
+thread count is fixed; GPU runs may differ by the kernels' run-to-run nondeterminism).
+
+Usage: scripts/bench_sweep.py CONFIG --jobs 1 2 4 8 --out results/bench/sweep-X.json
+       [--pathbench build/pathbench] [--set key=value ...] [--gpus LIST]
+Needs only the standard library."""
+import argparse
+import glob
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def git_commit():
+    if os.environ.get("PATHBENCH_GIT_COMMIT"):
+        return os.environ["PATHBENCH_GIT_COMMIT"]
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def start_gpu_sampler(path):
+    if shutil.which("nvidia-smi") is None:
+        return None
+    out = open(path, "w")
+    return subprocess.Popen(["nvidia-smi", "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits",
+                             "-l", "1"], stdout=out, stderr=subprocess.DEVNULL)
+
+
+def mean_utilization(path):
+    per_gpu = {}
+    with open(path) as f:
+        for line in f:
+            parts = [p.strip() for p in line.split(",")]
+            if len(parts) == 2 and parts[1].isdigit():
+                per_gpu.setdefault(parts[0], []).append(int(parts[1]))
+    return {gpu: sum(v) / len(v) for gpu, v in per_gpu.items()}
+
+
+def run_results(folder):
+    runs = {}
+    for path in glob.glob(os.path.join(folder, "*.json")):
+        with open(path) as f:
+            doc = json.load(f)
+        if isinstance(doc, dict) and "pathbench_result" in doc:
+            runs[doc["hash"]] = doc
+    return runs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("config")
+    parser.add_argument("--jobs", type=int, nargs="+", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--pathbench", default="build/pathbench")
+    parser.add_argument("--set", action="append", default=[], dest="sets")
+    parser.add_argument("--gpus")
+    args = parser.parse_args()
+    if any(j < 1 for j in args.jobs):
+        sys.exit("bench_sweep: --jobs values must be >= 1")
+
+    measurements, reference = [], None
+    with tempfile.TemporaryDirectory(prefix="pathbench-bench-sweep-") as scratch:
+        for jobs in args.jobs:
+            folder = os.path.join(scratch, f"jobs{jobs}")
+            command = [args.pathbench, "run", args.config, "--out", folder, "--jobs", str(jobs)]
+            for s in args.sets:
+                command += ["--set", s]
+            if args.gpus:
+                command += ["--gpus", args.gpus]
+            sampler_file = os.path.join(scratch, f"gpu{jobs}.csv")
+            sampler = start_gpu_sampler(sampler_file)
+            start = time.monotonic()
+            done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            wall = time.monotonic() - start
+            if sampler:
+                sampler.terminate()
+                sampler.wait()
+            if done.returncode != 0:
+                sys.exit(f"bench_sweep: {' '.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
+            runs = run_results(folder)
+            if reference is None:
+                reference = {h: r["metrics"] for h, r in runs.items()}
+            identical = set(runs) == set(reference) and all(r["metrics"] == reference[h] for h, r in runs.items())
+            measurements.append({
+                "jobs": jobs,
+                "wall_s": wall,
+                "runs": len(runs),
+                "runs_done": sum(r["status"] == "done" for r in runs.values()),
+                "train_tokens_per_s_per_run": sorted(r["tokens_per_s"] or 0 for r in runs.values()),
+                "threads_per_run": sorted({r["threads"] for r in runs.values()}),
+                "gpu_utilization_percent": mean_utilization(sampler_file) if sampler else None,
+                "metrics_identical_to_first": identical,
+            })
+            print(f"jobs {jobs}: {wall:.1f} s wall, {len(runs)} runs, metrics identical to jobs {args.jobs[0]}: "
+                  f"{identical}", flush=True)
+    doc = {"benchmark": "sweep", "config": args.config, "sets": args.sets, "gpus": args.gpus,
+           "git_commit": git_commit(), "host": platform.node(), "cpus": os.cpu_count(),
+           "measurements": measurements}
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(args.out + ".tmp", args.out)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
