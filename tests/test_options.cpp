@@ -67,4 +67,23 @@ TEST_CASE("safetensors round-trip and reject malformed files", "[options][checkp
   std::string huge = bytes;
   huge[7] = char(0x7f);  // header length beyond the file
   CHECK_THROWS_AS(parse_safetensors(huge, "f"), Error);
+
+  // A hand-written file: header length (8 bytes, little-endian), header JSON, data.
+  auto file = [](const std::string& header, size_t data_bytes) {
+    std::string out(8, '\0');
+    for (int i = 0; i < 8; ++i) out[i] = char((uint64_t(header.size()) >> (8 * i)) & 0xff);
+    return out + header + std::string(data_bytes, '\1');
+  };
+  CHECK_NOTHROW(parse_safetensors(file(R"({"x": {"dtype": "F32", "shape": [2, 4], "data_offsets": [0, 32]}})", 32), "f"));
+  // A shape whose product overflows 64 bits (here to exactly 32 bytes) is refused, not trusted.
+  CHECK_THROWS_WITH(
+      parse_safetensors(file(R"({"x": {"dtype": "F32", "shape": [1, 24, 768614336404564651], "data_offsets": [0, 32]}})", 32), "f"),
+      Catch::Contains("tensor 'x'") && Catch::Contains("larger than the file"));
+  CHECK_THROWS_WITH(
+      parse_safetensors(file(R"({"x": {"dtype": "F64", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}})", 8), "f"),
+      Catch::Contains("larger than the file"));
+  // Two tensors over the same bytes.
+  CHECK_THROWS_WITH(parse_safetensors(file(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                                               "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})", 24), "f"),
+                    Catch::Contains("'a' and 'b' overlap"));
 }

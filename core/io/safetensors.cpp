@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -18,6 +21,17 @@ int64_t dtype_size(const std::string& dtype) {
                                                        {"U8", 1},  {"BOOL", 1}};
   auto it = sizes.find(dtype);
   return it == sizes.end() ? -1 : it->second;
+}
+
+// shape's element count times `element_bytes`, or nullopt when that product overflows 64 bits.
+std::optional<uint64_t> checked_byte_size(const std::vector<int64_t>& shape, int64_t element_bytes) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  uint64_t bytes = uint64_t(element_bytes);
+  for (int64_t d : shape) {
+    if (bytes > std::numeric_limits<uint64_t>::max() / uint64_t(d)) return std::nullopt;
+    bytes *= uint64_t(d);
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -60,6 +74,12 @@ SafetensorsContent parse_safetensors(const std::string& bytes, const std::string
   if (!header.is_object()) throw Error(fmt::format("{}: safetensors header is not a JSON object", where));
   const uint64_t data_size = bytes.size() - 8 - n;
   SafetensorsContent out;
+  struct Extent {
+    uint64_t begin, end;
+    std::string name;
+    bool operator<(const Extent& o) const { return begin < o.begin; }
+  };
+  std::vector<Extent> extents;  // the data each non-empty tensor occupies
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       if (!entry.is_object()) throw Error(fmt::format("{}: __metadata__ is not an object", where));
@@ -85,12 +105,20 @@ SafetensorsContent parse_safetensors(const std::string& bytes, const std::string
       throw bad("data_offsets is not a pair of offsets");
     const uint64_t begin = off[0], end = off[1];
     if (begin > end || end > data_size) throw bad("data_offsets point outside the file");
-    if (end - begin != uint64_t(element_count(t.shape) * dtype_size(t.dtype)))
-      throw bad(fmt::format("holds {} bytes, but shape and dtype need {}", end - begin,
-                            element_count(t.shape) * dtype_size(t.dtype)));
+    const std::optional<uint64_t> needed = checked_byte_size(t.shape, dtype_size(t.dtype));
+    if (!needed || *needed > data_size)
+      throw bad(fmt::format("shape {} is larger than the file's data", entry["shape"].dump()));
+    if (end - begin != *needed)
+      throw bad(fmt::format("holds {} bytes, but shape and dtype need {}", end - begin, *needed));
+    if (begin < end) extents.push_back({begin, end, name});
     t.bytes = bytes.substr(8 + n + begin, end - begin);
     out.tensors[name] = std::move(t);
   }
+  std::sort(extents.begin(), extents.end());
+  for (size_t i = 1; i < extents.size(); ++i)
+    if (extents[i].begin < extents[i - 1].end)
+      throw Error(fmt::format("{}: tensors '{}' and '{}' overlap in the file's data", where, extents[i - 1].name,
+                              extents[i].name));
   return out;
 }
 
