@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
 #include "core/io/safetensors.h"
 #include "experiments/file_output.h"
@@ -21,7 +24,8 @@ SafetensorsContent read_checkpoint_file(const std::string& path) {
   return content;
 }
 
-// Copies tensor `name` of the file into dst (size n), checking its presence and shape.
+// Copies tensor `name` of the file into dst (size n), checking its presence, shape and that every
+// value is finite.
 void copy_tensor(const SafetensorsContent& content, const std::string& path, const std::string& name,
                  const std::vector<int64_t>& shape, float* dst) {
   auto it = content.tensors.find(name);
@@ -30,6 +34,11 @@ void copy_tensor(const SafetensorsContent& content, const std::string& path, con
     throw Error(fmt::format("{}: tensor '{}' has shape [{}], expected [{}]", path, name,
                             fmt::join(it->second.shape, ", "), fmt::join(shape, ", ")));
   std::vector<float> values = tensor_values<float>(it->second, fmt::format("{}: tensor '{}'", path, name));
+  // A model or optimizer state with NaN or ∞ cannot continue or generate anything meaningful.
+  const auto bad = std::find_if(values.begin(), values.end(), [](float x) { return !std::isfinite(x); });
+  if (bad != values.end())
+    throw Error(fmt::format("{}: tensor '{}' has a non-finite value ({}) at flat index {}", path, name, *bad,
+                            bad - values.begin()));
   std::copy(values.begin(), values.end(), dst);
 }
 

@@ -2,9 +2,14 @@
 // op (experiments/attention_op.h) and writes its output and input gradients; on any bad input it
 // writes nothing.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+
+#include "core/error.h"
 #include "core/io/safetensors.h"
 #include "experiments/attention_op.h"
+#include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
 
@@ -41,12 +46,25 @@ void add_op_command(CLI::App& app) {
       ->required();
   cmd->add_option("--output", opts->output, "safetensors file to write (o, dq, dk, dv, and dw, dbeta, dg)")
       ->required();
-  cmd->add_option("--scale", opts->op.scale, "logit scale (default 1/sqrt(D))")->check(CLI::PositiveNumber);
-  cmd->add_option("--gate-scale", opts->op.gate_scale, "multiplier of the gate bias c_i − c_j (fox, path_fox)");
-  cmd->add_option("--rope-base", opts->op.rope_base, "rotation base (rope)")->check(CLI::PositiveNumber);
-  cmd->add_flag("--remainder-to-current", opts->op.remainder_to_current,
-                "sba: add the unassigned weight to the current token's value");
-  cmd->callback([opts]() { run_op(*opts); });
+  cmd->add_option("--scale", opts->op.scale, "logit scale (default 1/sqrt(D))")->check(finite_number(true));
+  CLI::Option* gate_scale = cmd->add_option("--gate-scale", opts->op.gate_scale,
+                                            "multiplier of the gate bias c_i − c_j (fox, path_fox)")
+                                ->check(finite_number(false));
+  CLI::Option* rope_base =
+      cmd->add_option("--rope-base", opts->op.rope_base, "rotation base (rope)")->check(finite_number(true));
+  CLI::Option* remainder = cmd->add_flag("--remainder-to-current", opts->op.remainder_to_current,
+                                         "sba: add the unassigned weight to the current token's value");
+  cmd->callback([opts, gate_scale, rope_base, remainder]() {
+    const std::string& op = opts->op.op;
+    // An option the op does not use is a mistake in the call, not something to ignore.
+    const std::vector<std::pair<CLI::Option*, std::vector<std::string>>> only_for = {
+        {gate_scale, {"fox", "path_fox"}}, {rope_base, {"rope"}}, {remainder, {"sba"}}};
+    for (const auto& [option, ops] : only_for)
+      if (option->count() > 0 && std::find(ops.begin(), ops.end(), op) == ops.end())
+        throw Error(fmt::format("op: {} applies to {} only, not to --op {}", option->get_name(), fmt::join(ops, ", "),
+                                op));
+    run_op(*opts);
+  });
 }
 
 }  // namespace pathbench

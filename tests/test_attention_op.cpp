@@ -144,10 +144,11 @@ TEST_CASE("op command: output file on success, none on a bad input", "[encodings
   const fs::path dir = fs::temp_directory_path() / fmt::format("pathbench_op_test_{}", ::getpid());
   fs::create_directories(dir);
   const std::string input = (dir / "in.safetensors").string(), output = (dir / "out.safetensors").string();
-  auto run = [&](const std::string& op) {
+  auto run = [&](const std::string& op, std::vector<std::string> options = {}) {
     CLI::App app;
     add_op_command(app);
     std::vector<std::string> args = {"pathbench", "op", "--op", op, "--input", input, "--output", output};
+    args.insert(args.end(), options.begin(), options.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     app.parse(int(argv.size()), argv.data());
@@ -159,6 +160,13 @@ TEST_CASE("op command: output file on success, none on a bad input", "[encodings
   CHECK(out.metadata.at("op") == "path");
   fs::remove(output);
   CHECK_THROWS_WITH(run("path_fox"), Catch::Contains("tensor 'g' is missing"));
+  CHECK_FALSE(fs::exists(output));
+  // Non-finite options, and options the op does not use, are errors; nothing is written.
+  CHECK_THROWS(run("path", {"--scale", "nan"}));
+  CHECK_THROWS(run("path", {"--scale", "-1"}));
+  CHECK_THROWS_WITH(run("path", {"--gate-scale", "2"}), Catch::Contains("--gate-scale applies to fox, path_fox only"));
+  CHECK_THROWS_WITH(run("path", {"--rope-base", "500"}), Catch::Contains("--rope-base applies to rope only"));
+  CHECK_THROWS_WITH(run("path", {"--remainder-to-current"}), Catch::Contains("applies to sba only"));
   CHECK_FALSE(fs::exists(output));
   fs::remove_all(dir);
 }

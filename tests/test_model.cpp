@@ -2,6 +2,8 @@
 // tiny model), overfitting a fixed batch, bit-identical reruns, and checkpoint round trips.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include <cstdio>
 #include <filesystem>
 #include <omp.h>
@@ -132,6 +134,14 @@ TEST_CASE("checkpoints round-trip parameters, config and optimizer state", "[mod
   CHECK(restored.steps() == 1);
   CHECK(restored.first_moment() == trainer.optimizer().first_moment());
   CHECK(restored.second_moment() == trainer.optimizer().second_moment());
+
+  // A model with a NaN weight is refused, naming the tensor.
+  Transformer<float> poisoned(config);
+  poisoned.params().values() = model.params().values();
+  poisoned.params().values()[3] = std::nanf("");
+  save_checkpoint(path, poisoned, nullptr);
+  CHECK_THROWS_WITH(load_checkpoint(path), Catch::Contains("non-finite value") && Catch::Contains("flat index 3"));
+  save_checkpoint(path, model, &trainer.optimizer(), {{"note", "test"}});
 
   // Corrupt and truncated files are rejected with an error naming the file.
   std::string bytes = read_file(path);
