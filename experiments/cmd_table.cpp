@@ -25,7 +25,7 @@ struct TableCommandOptions {
 void table_command(TableCommandOptions o) {
   if (!std::filesystem::is_directory(o.dir)) throw Error(fmt::format("'{}' is not a folder", o.dir));
   for (const auto& text : o.where) {
-    const Override w = parse_override(text);
+    const Override w = parse_override(text, "--where");
     o.table.where.emplace_back(w.key, w.value);
   }
   std::vector<std::string> unreadable;

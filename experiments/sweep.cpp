@@ -71,15 +71,14 @@ void check_axes(const Sweep& s, const std::string& where) {
 
 }  // namespace
 
-Override parse_override(const std::string& text) {
+Override parse_override(const std::string& text, const std::string& flag) {
   const size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw Error(fmt::format("--set '{}': expected key.path=value", text));
+  if (eq == std::string::npos || eq == 0) throw Error(fmt::format("{} '{}': expected key.path=value", flag, text));
   Override o{text.substr(0, eq), json()};
   const std::string value = text.substr(eq + 1);
   o.value = json::parse(value, nullptr, false);
   if (o.value.is_discarded()) o.value = value;
-  split_dotted(o.key, "--set");
+  split_dotted(o.key, flag);
   return o;
 }
 

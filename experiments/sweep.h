@@ -21,8 +21,8 @@ struct Override {
 };
 
 // Parses "key=value": the value as JSON, falling back to the plain string ("path" needs no quotes).
-// Throws pathbench::Error on a missing '=' or an empty key.
-Override parse_override(const std::string& text);
+// Throws pathbench::Error, naming `flag` (the option it came from), on a missing '=' or an empty key.
+Override parse_override(const std::string& text, const std::string& flag = "--set");
 
 using SweepAxis = std::pair<std::string, std::vector<json>>;  // dotted key → its values
 

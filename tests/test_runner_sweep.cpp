@@ -60,6 +60,7 @@ TEST_CASE("overrides: --set values parse as JSON, else as strings", "[runner]") 
   CHECK(parse_override("x=\"3\"").value == "3");
   CHECK(parse_override("x=a=b").value == "a=b");
   CHECK(parse_override("task.name=").value == "");
+  CHECK_THROWS_WITH(parse_override("model.encoding", "--where"), Catch::StartsWith("--where 'model.encoding'"));
   CHECK_THROWS_WITH(parse_override("novalue"), Catch::Contains("novalue") && Catch::Contains("key.path=value"));
   CHECK_THROWS_AS(parse_override("=3"), Error);
   CHECK_THROWS_WITH(parse_override("model..x=3"), Catch::Contains("empty part"));
