@@ -150,7 +150,8 @@ std::string options_markdown(const std::vector<OptionSpec>& specs) {
   std::string out = "| key | type | default | range | meaning |\n|---|---|---|---|---|\n";
   for (const auto& s : specs)
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", s.key, option_type_name(s.type),
-                       s.default_value.is_null() ? "required" : "`" + s.default_value.dump() + "`", range_text(s), s.doc);
+                       s.default_value.is_null() ? std::string("required") : fmt::format("`{}`", s.default_value.dump()),
+                       range_text(s), s.doc);
   return out;
 }
 

@@ -187,7 +187,10 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   const std::string dir = fresh_temp_dir("plots");
   json doc = tiny_run_config();
   doc["grid"] = json{{"model.encoding", {"nope", "rope"}}, {"model.n_layers", {1, 2}}};
-  SweepOptions options{dir + "/results", "cfg.json", Shard{}, fixture_tasks()};
+  SweepOptions options;
+  options.out_dir = dir + "/results";
+  options.config_file = "cfg.json";
+  options.tasks = fixture_tasks();
   SweepProgress quiet(nullptr, SweepProgress::Mode::Quiet);
   REQUIRE(run_sweep(plan_runs(doc, {}, "cfg.json", fixture_tasks()), options, quiet).done == 4);
 

@@ -256,7 +256,11 @@ TEST_CASE("a killed sweep resumes: done runs kept, temp files ignored, no duplic
     std::ofstream tmp(run_files(dir, runs[1]).result + ".tmp.4242");
     tmp << "{\"pathbench_result\": 1, \"status\": \"do";
   }
-  const auto states = shard_states(runs, SweepOptions{dir, "cfg.json", Shard{}, fixture_tasks()});
+  SweepOptions options;
+  options.out_dir = dir;
+  options.config_file = "cfg.json";
+  options.tasks = fixture_tasks();
+  const auto states = shard_states(runs, options);
   REQUIRE(states.size() == 3);
   CHECK(states[0].previous == "done");
   CHECK(states[1].previous == "");
@@ -309,7 +313,9 @@ TEST_CASE("a run that throws is recorded as failed with the reason and the sweep
   CHECK(bad["steps_done"] == 2);
   CHECK_THAT(bad["failure"]["reason"].get<std::string>(), Catch::Contains("failing on purpose at example 9"));
   // The failed run is left out of tables, with a note.
-  const std::string table = results_table(load_results(dir), TableOptions{"task.fail_at_example"});
+  TableOptions by_failure;
+  by_failure.rows = "task.fail_at_example";
+  const std::string table = results_table(load_results(dir), by_failure);
   CHECK_THAT(table, Catch::Contains("Left out: 1 run with status failed"));
 }
 
