@@ -93,7 +93,8 @@ class FlipFlop : public Task {
 TaskInfo flipflop_task() {
   return {"flipflop",
           "flip-flop language modeling FFL(p): recall the last written bit at each read",
-          {{"length", OptionType::Int, 512, "tokens per sequence (model input: BOS + the first length-1); even", 4},
+          {{"length", OptionType::Int, 512, "tokens per sequence (model input: BOS + the first length-1); even", 4,
+            double(kMaxTaskLength)},
            {"p", OptionType::Float, 0.8, "training P(ignore); P(write) = P(read) = (1-p)/2", 0.0, 1.0, {}, false, true},
            {"eval_splits", OptionType::Object, json{{"in_dist", 0.8}, {"sparse", 0.98}, {"dense", 0.1}},
             "evaluation splits: name → p"},

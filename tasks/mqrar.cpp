@@ -138,10 +138,11 @@ TaskInfo mqrar_task() {
            {"min_assignments", OptionType::Int, 5,
             "assignments every key gets (the rest of the pairs go to uniformly drawn keys); n_back must be below it",
             2},
-           {"key_vocab", OptionType::Int, 32, "key symbols", 1},
-           {"value_vocab", OptionType::Int, 32, "value symbols", 2},
+           {"key_vocab", OptionType::Int, 32, "key symbols", 1, 65536},
+           {"value_vocab", OptionType::Int, 32, "value symbols", 2, 65536},
            {"queries", OptionType::Int, 32, "queries per sequence", 1},
-           {"length", OptionType::Int, 768, "tokens per sequence (model input: BOS + the first length-1)", 4},
+           {"length", OptionType::Int, 768, "tokens per sequence (model input: BOS + the first length-1)", 4,
+            double(kMaxTaskLength)},
            loss_option("scored")},
           [](const json& o, const std::string& where) { return std::make_unique<Mqrar>(o, where); }};
 }

@@ -28,7 +28,7 @@ constexpr int64_t kSyllables = int64_t(kConsonants.size() * kVowels.size());
 class Phonebook : public SizedTask {
  public:
   Phonebook(const json& o, const std::string& where)
-      : SizedTask("phonebook", o, {"train_min_entries", "train_max_entries", "eval_splits"}, where),
+      : SizedTask("phonebook", o, {"train_min_entries", "train_max_entries", "eval_splits", kMaxBookEntries}, where),
         syllables_(o["name_syllables"].get<int>()),
         digits_(o["number_digits"].get<int>()),
         loss_on_all_(o["loss"] == "all") {
@@ -128,8 +128,8 @@ TaskInfo phonebook_task() {
           "phonebook retrieval: recall the number of a queried name from a book of name:number lines",
           {{"name_syllables", OptionType::Int, 2, "syllables per name (80 syllables: 80^n distinct names)", 1, 4},
            {"number_digits", OptionType::Int, 7, "digits per number", 1, 32},
-           {"train_min_entries", OptionType::Int, 8, "smallest training book", 1},
-           {"train_max_entries", OptionType::Int, 32, "largest training book", 1},
+           {"train_min_entries", OptionType::Int, 8, "smallest training book", 1, double(kMaxBookEntries)},
+           {"train_max_entries", OptionType::Int, 32, "largest training book", 1, double(kMaxBookEntries)},
            {"eval_splits", OptionType::Object, json{{"in_dist", {8, 16, 32}}, {"longer", {64, 128}}},
             "evaluation splits: name → book sizes (cycled by example index)"},
            loss_option("scored")},

@@ -15,7 +15,7 @@ SizedTask::SizedTask(std::string name, const json& o, const SizeOptions& keys, c
       where_(where),
       min_(o[keys.min_key].get<int64_t>()),
       max_(o[keys.max_key].get<int64_t>()),
-      eval_(int_list_splits(o[keys.eval_key], keys.eval_key, 1, where)) {
+      eval_(int_list_splits(o[keys.eval_key], keys.eval_key, 1, keys.largest, where)) {
   if (max_ < min_)
     throw Error(fmt::format("{}: key '{}' has value {} (must be >= {} {})", where, keys.max_key, max_, keys.min_key, min_));
 }

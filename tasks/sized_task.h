@@ -14,6 +14,7 @@ namespace pathbench {
 
 struct SizeOptions {
   std::string min_key, max_key, eval_key;  // option keys, for messages
+  int64_t largest;                         // the largest size an evaluation split may list
 };
 
 class SizedTask : public Task {

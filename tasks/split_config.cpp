@@ -28,14 +28,17 @@ void visit_splits(const json& object, const std::string& key, const std::string&
 }  // namespace
 
 std::map<std::string, std::vector<int64_t>> int_list_splits(const json& object, const std::string& key,
-                                                            int64_t min_value, const std::string& where) {
+                                                            int64_t min_value, int64_t max_value,
+                                                            const std::string& where) {
   std::map<std::string, std::vector<int64_t>> out;
   visit_splits(object, key, where, [&](const std::string& name, const json& value) {
     bool ok = value.is_array() && !value.empty();
-    for (const auto& v : value) ok = ok && v.is_number_integer() && v.get<int64_t>() >= min_value;
+    for (const auto& v : value)
+      ok = ok && v.is_number_integer() && v.get<int64_t>() >= min_value && v.get<int64_t>() <= max_value;
     if (!ok)
-      throw Error(fmt::format("{}: key '{}' has value {} for split \"{}\" (expected a non-empty list of integers >= {})",
-                              where, key, value.dump(), name, min_value));
+      throw Error(fmt::format("{}: key '{}' has value {} for split \"{}\" (expected a non-empty list of integers >= {} "
+                              "and <= {})",
+                              where, key, value.dump(), name, min_value, max_value));
     out[name] = value.get<std::vector<int64_t>>();
   });
   return out;

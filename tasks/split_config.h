@@ -9,10 +9,16 @@
 
 namespace pathbench {
 
-// Split name → list of integers ≥ min_value (e.g. {"longer": [64, 128]}). Errors name `where`,
-// `key` and the offending split and value.
+// The longest sequence (in tokens, word letters) a task option may ask for: 2^20, so that the
+// examples drawn at validation and evaluation fit in memory. Phonebook books: at most 2^16 entries.
+inline constexpr int64_t kMaxTaskLength = int64_t(1) << 20;
+inline constexpr int64_t kMaxBookEntries = int64_t(1) << 16;
+
+// Split name → list of integers in [min_value, max_value] (e.g. {"longer": [64, 128]}). Errors name
+// `where`, `key` and the offending split and value.
 std::map<std::string, std::vector<int64_t>> int_list_splits(const json& object, const std::string& key,
-                                                            int64_t min_value, const std::string& where);
+                                                            int64_t min_value, int64_t max_value,
+                                                            const std::string& where);
 // Split name → number in [min_value, max_value) (e.g. {"sparse": 0.98}).
 std::map<std::string, double> number_splits(const json& object, const std::string& key, double min_value,
                                             double max_value, const std::string& where);

@@ -23,7 +23,7 @@ namespace {
 class WordProblem : public SizedTask {
  public:
   WordProblem(const json& o, const std::string& where)
-      : SizedTask("word_problem", o, {"train_min_length", "train_max_length", "eval_splits"}, where),
+      : SizedTask("word_problem", o, {"train_min_length", "train_max_length", "eval_splits", kMaxTaskLength}, where),
         group_(FiniteGroup::from_name(o["group"], where)),
         decision_(o["mode"] == "decision"),
         balanced_(o["balanced"].get<bool>()),
@@ -209,8 +209,8 @@ TaskInfo word_problem_task() {
             "letters of the words as element symbols or cycles, e.g. [\"(0 1 2)\", \"(0 2 1)\"]; empty: every element"},
            {"balanced", OptionType::Bool, true, "decision mode: half the words equal the identity (where possible)"},
            {"bos", OptionType::Bool, true, "start every sequence with an unscored <bos> token"},
-           {"train_min_length", OptionType::Int, 1, "shortest training word", 1},
-           {"train_max_length", OptionType::Int, 32, "longest training word", 1},
+           {"train_min_length", OptionType::Int, 1, "shortest training word", 1, double(kMaxTaskLength)},
+           {"train_max_length", OptionType::Int, 32, "longest training word", 1, double(kMaxTaskLength)},
            {"eval_splits", OptionType::Object, json{{"in_dist", {8, 16, 32}}, {"longer", {64, 128}}},
             "evaluation splits: name → word lengths (cycled by example index)"}},
           [](const json& o, const std::string& where) { return std::make_unique<WordProblem>(o, where); }};
