@@ -9,17 +9,17 @@ namespace pathbench {
 std::vector<Example> draw_examples(const Task& task, const std::string& split, uint64_t seed, int64_t first,
                                    int64_t count) {
   std::vector<Example> examples(static_cast<size_t>(count));
-  std::exception_ptr failure;
+  std::vector<std::exception_ptr> failures(static_cast<size_t>(count));  // per example, so the first is rethrown
 #pragma omp parallel for schedule(dynamic, 8)
   for (int64_t i = 0; i < count; ++i) {
     try {
       examples[size_t(i)] = task.example(split, seed, uint64_t(first + i));
     } catch (...) {
-#pragma omp critical(draw_examples_failure)
-      if (!failure) failure = std::current_exception();
+      failures[size_t(i)] = std::current_exception();
     }
   }
-  if (failure) std::rethrow_exception(failure);
+  for (const std::exception_ptr& failure : failures)
+    if (failure) std::rethrow_exception(failure);
   return examples;
 }
 

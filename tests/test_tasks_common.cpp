@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "task_test_support.h"
 #include "tasks/collate.h"
+#include "tests/runner_fixture.h"
 #include "tasks/holdout.h"
 
 using namespace pathbench;
@@ -266,7 +267,11 @@ TEST_CASE("examples drawn in parallel are the examples drawn one by one, whateve
       }
     }
   }
-  omp_set_num_threads(threads_before);
-  // A draw that throws (an unknown split) surfaces as that error, after the parallel loop.
+  // A draw that throws (an unknown split) surfaces as that error, after the parallel loop; of several
+  // failing draws, always the first one's.
   CHECK_THROWS_WITH(draw_examples(*task, "nonexistent", 0, 0, 20), Catch::Contains("nonexistent"));
+  const auto failing = testing::fixture_tasks().make({{"name", "parity"}, {"fail_at_example", 5}}, "test");
+  for (int repeat = 0; repeat < 5; ++repeat)
+    CHECK_THROWS_WITH(draw_examples(*failing, "train", 0, 0, 64), Catch::Contains("at example 5"));
+  omp_set_num_threads(threads_before);
 }
