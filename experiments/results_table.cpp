@@ -96,11 +96,11 @@ json group_value(const std::string& name) {
 std::vector<Record> make_records(const std::vector<const json*>& results, const std::string& group_key,
                                  const std::string& metric, const std::string& only_split) {
   std::vector<Record> records;
+  const std::string trials = trials_key(metric);
   for (const json* r : results)
     for (const std::string& split : splits_of(*r)) {
       if (!only_split.empty() && split != only_split) continue;
       const json& m = (*r)["metrics"].value(split, json::object());
-      const std::string trials = trials_key(metric);
       if (group_key.empty()) {
         records.push_back(Record{r, split, nullptr, m.value(metric, json()), m.value(trials, json())});
         continue;
