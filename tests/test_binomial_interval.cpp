@@ -1,5 +1,6 @@
 // Exact binomial intervals: the incomplete beta function against closed forms, and Clopper–Pearson
-// bounds against values computed independently (R's binom.test) and against their definition.
+// bounds against values computed independently (scipy.stats.beta.ppf: the bounds R's binom.test gives)
+// and against their definition.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -26,8 +27,8 @@ TEST_CASE("the regularized incomplete beta function matches closed forms", "[sta
   CHECK(regularized_incomplete_beta(k, n - k + 1, p) == Approx(tail).epsilon(1e-12));
 }
 
-TEST_CASE("Clopper-Pearson intervals match binom.test and their defining tail equations", "[stats]") {
-  // R: binom.test(k, n)$conf.int
+TEST_CASE("Clopper-Pearson intervals match independently computed bounds and their defining tail equations", "[stats]") {
+  // scipy.stats.beta.ppf(0.025, k, n - k + 1) and beta.ppf(0.975, k + 1, n - k)
   auto [lo, hi] = clopper_pearson(5, 10);
   CHECK(lo == Approx(0.1870860).epsilon(1e-6));
   CHECK(hi == Approx(0.8129140).epsilon(1e-6));
