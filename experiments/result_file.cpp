@@ -18,20 +18,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
+bool is_result_document(const json& doc) { return doc.is_object() && doc.contains("pathbench_result"); }
+
 // A result document's JSON, or null when the file is unreadable or not a result.
 json read_result_document(const fs::path& path) {
   json doc = json::parse(read_file(path.string()), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object() || !doc.contains("pathbench_result")) return json();
+  if (doc.is_discarded() || !is_result_document(doc)) return json();
   doc["path"] = path.string();
   return doc;
 }
 
-// Why a file named like a result cannot be used as one: "" when it is a well-formed result document
-// or plainly another kind of JSON (no "pathbench_result" key).
-std::string unusable_reason(const fs::path& path) {
-  const json doc = json::parse(read_file(path.string()), nullptr, false);
+// Why a parsed file named like a result cannot be used as one: "" when it is a well-formed result
+// document or plainly another kind of JSON (no "pathbench_result" key).
+std::string unusable_reason(const json& doc) {
   if (doc.is_discarded()) return "not valid JSON (truncated or corrupted?)";
-  if (!doc.is_object() || !doc.contains("pathbench_result")) return "";
+  if (!is_result_document(doc)) return "";
   for (const std::string key : {"status", "id", "hash", "config", "metrics"}) {
     const json& value = doc.contains(key) ? doc[key] : json();
     const bool object_key = key == "config" || key == "metrics";
@@ -104,13 +105,15 @@ std::vector<json> load_results(const std::string& dir, std::vector<std::string>*
   std::sort(paths.begin(), paths.end());
   std::vector<json> docs;
   for (const auto& p : paths) {
-    const std::string reason = unusable_reason(p);
+    json doc = json::parse(read_file(p.string()), nullptr, false);
+    const std::string reason = unusable_reason(doc);
     if (!reason.empty()) {
       if (unreadable) unreadable->push_back(fmt::format("'{}': {}", p.string(), reason));
       continue;
     }
-    json doc = read_result_document(p);
-    if (!doc.is_null()) docs.push_back(std::move(doc));
+    if (!is_result_document(doc)) continue;
+    doc["path"] = p.string();
+    docs.push_back(std::move(doc));
   }
   return docs;
 }
