@@ -32,7 +32,7 @@ struct BenchOptions {
   std::string out = "bench-cpu.json";
 };
 
-// The GPU defaults: the flip-flop model and batch of DESIGN.md §7, as the PyTorch + fla pipeline ran it.
+// The GPU defaults: the flip-flop model and batch of docs/design.md §7, as the PyTorch + fla pipeline ran it.
 void apply_cuda_defaults(BenchOptions& o, const CLI::App& cmd) {
   auto unset = [&](const char* flag) { return cmd.count(flag) == 0; };
   if (unset("--layers")) o.shape.layers = 1;

@@ -299,7 +299,7 @@ void add_bench_attention_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "bench-attention", "time the CUDA attention kernels (forward, forward+backward) per encoding and shape; write JSON");
   cmd->add_option("--encodings", opts->timing.encodings, "encodings to time (nope, rope, fox, sba, path, path_fox)");
-  cmd->add_option("--shapes", opts->timing.shapes, "shapes BxTxHxD (default: the four anchors of DESIGN.md §7)");
+  cmd->add_option("--shapes", opts->timing.shapes, "shapes BxTxHxD (default: the four anchors of docs/design.md §7)");
   cmd->add_option("--warmup", opts->timing.warmup, "untimed forward+backward passes")->check(integer_at_least(0));
   cmd->add_option("--repeats", opts->timing.repeats, "timed passes")->check(integer_at_least(1));
   cmd->add_option("--sets", opts->timing.sets, "input sets cycled through")->check(integer_at_least(1));

@@ -23,7 +23,7 @@ struct PathInputs {
   double scale = 0, gate_scale = 1;
 };
 void path_forward(const AttentionShape& s, const PathInputs& in, double* o, double* lse);
-// Per-query exact backward (DESIGN.md §4); dgate only when in.gate is set.
+// Per-query exact backward (docs/design.md §3); dgate only when in.gate is set.
 void path_backward(const AttentionShape& s, const PathInputs& in, const double* o, const double* lse,
                    const double* d_o, double* dq, double* dk, double* dv, double* dw, double* dbeta, double* dgate);
 

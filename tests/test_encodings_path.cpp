@@ -50,7 +50,7 @@ struct PathInputs {
   }
 };
 
-// DESIGN.md §4 "Brute force": for each i, M = I; for j = i, i−1, …: ℓ_ij = q_iᵀ M k_j; M ← M H_j.
+// docs/design.md §3 "Brute force": for each i, M = I; for j = i, i−1, …: ℓ_ij = q_iᵀ M k_j; M ← M H_j.
 std::vector<double> brute_path_attention(const PathAttentionArgs<double>& a) {
   const int64_t len = a.length, d = a.head_dim;
   std::vector<double> o(a.batch_heads * len * d, 0.0);

@@ -1,8 +1,8 @@
-// PaTH attention, CPU, blocked UT form (DESIGN.md §4): per (batch, head) slice, every chunk of C
+// PaTH attention, CPU, blocked UT form (docs/design.md §3): per (batch, head) slice, every chunk of C
 // tokens gets its UT quantities (X, the chunk product P, queries moved to the chunk start, keys moved
 // to the chunk end, the logits inside the chunk). The logits against earlier chunks use the keys
 // moved forward to the query chunk's start: after each chunk all earlier keys take one D×D update
-// (·P_bᵀ), the mirror of DESIGN's backward scan of the queries with the same work, done as one
+// (·P_bᵀ), the mirror of the query scan of docs/design.md §3 with the same work, done as one
 // larger product per chunk. Backward reruns the forward sweep, sends the logit gradients back
 // through the key moves (a reverse sweep), then through each chunk's UT formulas. Slices in
 // parallel; also the decoding step.

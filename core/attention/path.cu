@@ -1,5 +1,5 @@
 // PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan; the
-// backward kernels live in path_backward.cu. Algorithm: path_cuda.h and DESIGN.md §4.
+// backward kernels live in path_backward.cu. Algorithm: path_cuda.h and docs/design.md §4.
 #include "core/attention/attention_softmax.cuh"
 #include "core/attention/path_workspace.cuh"
 #include "core/error.h"

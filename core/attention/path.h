@@ -1,6 +1,6 @@
 // PaTH attention kernels: softmax attention whose logits carry a data-dependent product of
 // Householder-like transforms, ℓ_ij = s·q_iᵀ H_i H_{i−1} ⋯ H_{j+1} k_j (+ g·(c_i − c_j) with a FoX
-// gate), H_t = I − β_t w_t w_tᵀ, ‖w_t‖ = 1, β_t ∈ (0, 2). DESIGN.md §3–4 has the derivations.
+// gate), H_t = I − β_t w_t w_tᵀ, ‖w_t‖ = 1, β_t ∈ (0, 2). docs/design.md §2–3 has the derivations.
 //
 // Two exact implementations of the same op, both O(T²·D) with no T×T×D memory:
 // - the blocked UT form (path_attention_forward/backward, the fast path): chunks of C tokens, each

@@ -1,6 +1,6 @@
 // CUDA twin of path.h: PaTH attention (softmax over logits ℓ_ij = s·q_iᵀ H_i ⋯ H_{j+1} k_j with
 // Householder-like H_t = I − β_t w_t w_tᵀ), and PaTH-FoX through the optional log-gate bias, in the
-// blocked UT form of DESIGN.md §4 with chunks of 64 tokens:
+// blocked UT form of docs/design.md §3–4 with chunks of 64 tokens:
 //   prep (per chunk): X = (I + strict_lower(diag(β) W Wᵀ))⁻¹ diag(β) by forward substitution,
 //     Y = X W, queries moved to the chunk start Q̂ = Q − tril(Q Wᵀ) Y, keys moved to the chunk end
 //     K̂ = K − (X strict_lower(W Kᵀ))ᵀ W, and the chunk's own logits;

@@ -1,4 +1,4 @@
-// PaTH attention, CPU, per-query recurrences (DESIGN.md §4), the readable reference of the blocked
+// PaTH attention, CPU, per-query recurrences (docs/design.md §3), the readable reference of the blocked
 // form: for query i the state u runs from q_i back through the keys, u ← H_j u, giving one logit
 // per step; the backward runs the r/u recurrence forward over the keys. Matrix-vector work only.
 #include <algorithm>
