@@ -8,11 +8,11 @@
 #include <cmath>
 #include <map>
 
-#include "core/attention/fox.h"
-#include "core/attention/path.h"
-#include "core/attention/rope.h"
-#include "core/attention/sba.h"
-#include "core/attention/softmax_attention.h"
+#include "core/attention/fox/fox.h"
+#include "core/attention/path/path.h"
+#include "core/attention/rope/rope.h"
+#include "core/attention/sba/sba.h"
+#include "core/attention/softmax/softmax_attention.h"
 #include "core/error.h"
 
 namespace pathbench {

@@ -24,10 +24,11 @@
 #include <cmath>
 #include <functional>
 
-#include "core/attention/path_cuda.h"
-#include "core/attention/rope_cuda.h"
-#include "core/attention/sba_cuda.h"
-#include "core/attention/softmax_attention_cuda.h"
+#include "core/attention/path/cuda/path_kernels.h"
+#include "core/attention/rope/cuda/rope_kernels.h"
+#include "core/attention/sba/cuda/sba_kernels.h"
+#include "core/attention/softmax/cuda/softmax_kernels.h"
+#include "core/cuda/buffer.h"
 #include "core/rng.h"
 #endif
 
@@ -62,23 +63,16 @@ using cuda::bf16;
 
 void check(cudaError_t e, const char* what) { cuda::check_cuda(e, std::string("bench-attention: ") + what); }
 
-template <typename T>
-struct DeviceArray {
-  T* p = nullptr;
-  explicit DeviceArray(size_t n) {
-    check(cudaMalloc(reinterpret_cast<void**>(&p), std::max<size_t>(n, 1) * sizeof(T)), "cudaMalloc");
-  }
-  ~DeviceArray() { cudaFree(p); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-};
+constexpr const char* kInput = "a benchmark input";
+constexpr const char* kOutput = "a benchmark output";
 
 // One set of random inputs for every encoding: q, k, v, w (unit rows), d_o in bf16; β, gates in fp32.
 struct InputSet {
-  DeviceArray<bf16> q, k, v, w, d_o;
-  DeviceArray<float> beta, gate;
+  cuda::DeviceBuffer<bf16> q, k, v, w, d_o;
+  cuda::DeviceBuffer<float> beta, gate;
   InputSet(const BenchShape& s, uint64_t seed)
-      : q(size(s)), k(size(s)), v(size(s)), w(size(s)), d_o(size(s)), beta(rows(s)), gate(rows(s)) {
+      : q(size(s), kInput), k(size(s), kInput), v(size(s), kInput), w(size(s), kInput), d_o(size(s), kInput),
+        beta(rows(s), kInput), gate(rows(s), kInput) {
     const size_t n = size(s), r = rows(s);
     CounterRng rng(seed, "bench-attention");
     std::vector<bf16> h(n);
@@ -93,14 +87,15 @@ struct InputSet {
         }
       check(cudaMemcpy(dst, h.data(), n * sizeof(bf16), cudaMemcpyHostToDevice), "upload");
     };
-    fill(q.p, false), fill(k.p, false), fill(v.p, false), fill(w.p, true), fill(d_o.p, false);
+    fill(q.data(), false), fill(k.data(), false), fill(v.data(), false), fill(w.data(), true);
+    fill(d_o.data(), false);
     std::vector<float> b(r), g(r);
     for (size_t i = 0; i < r; ++i) {
       b[i] = float(2.0 * rng.uniform());
       g[i] = (i % s.length == 0 ? 0.f : g[i - 1]) - float(0.1 * rng.uniform());
     }
-    check(cudaMemcpy(beta.p, b.data(), r * sizeof(float), cudaMemcpyHostToDevice), "upload");
-    check(cudaMemcpy(gate.p, g.data(), r * sizeof(float), cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(beta.data(), b.data(), r * sizeof(float), cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(gate.data(), g.data(), r * sizeof(float), cudaMemcpyHostToDevice), "upload");
   }
   static size_t size(const BenchShape& s) { return size_t(s.batch * s.heads * s.length * s.head_dim); }
   static size_t rows(const BenchShape& s) { return size_t(s.batch * s.heads * s.length); }
@@ -108,12 +103,13 @@ struct InputSet {
 
 // Outputs, gradients and workspace shared by every encoding at one shape.
 struct Outputs {
-  DeviceArray<bf16> o, dq, dk, dv, dw, q_rot, k_rot;
-  DeviceArray<float> lse, dbeta, dgate;
+  cuda::DeviceBuffer<bf16> o, dq, dk, dv, dw, q_rot, k_rot;
+  cuda::DeviceBuffer<float> lse, dbeta, dgate;
   explicit Outputs(const BenchShape& s)
-      : o(InputSet::size(s)), dq(InputSet::size(s)), dk(InputSet::size(s)), dv(InputSet::size(s)),
-        dw(InputSet::size(s)), q_rot(InputSet::size(s)), k_rot(InputSet::size(s)), lse(InputSet::rows(s)),
-        dbeta(InputSet::rows(s)), dgate(InputSet::rows(s)) {}
+      : o(InputSet::size(s), kOutput), dq(InputSet::size(s), kOutput), dk(InputSet::size(s), kOutput),
+        dv(InputSet::size(s), kOutput), dw(InputSet::size(s), kOutput), q_rot(InputSet::size(s), kOutput),
+        k_rot(InputSet::size(s), kOutput), lse(InputSet::rows(s), kOutput), dbeta(InputSet::rows(s), kOutput),
+        dgate(InputSet::rows(s), kOutput) {}
 };
 
 struct Pass {
@@ -130,41 +126,61 @@ Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, c
   if (encoding == "nope" || encoding == "fox" || encoding == "rope") {
     const bool rope = encoding == "rope", gate = encoding == "fox";
     auto args = [=, &out](InputSet& in) {
-      return cuda::SoftmaxAttentionCudaArgs<bf16>{bh,        s.length, s.head_dim, scale, rope ? out.q_rot.p : in.q.p,
-                                                  rope ? out.k_rot.p : in.k.p, in.v.p, gate ? in.gate.p : nullptr, 1.f};
+      return cuda::SoftmaxAttentionCudaArgs<bf16>{bh,
+                                                  s.length,
+                                                  s.head_dim,
+                                                  scale,
+                                                  rope ? out.q_rot.data() : in.q.data(),
+                                                  rope ? out.k_rot.data() : in.k.data(),
+                                                  in.v.data(),
+                                                  gate ? in.gate.data() : nullptr,
+                                                  1.f};
     };
     p.workspace = cuda::softmax_attention_backward_workspace_bytes(
         cuda::SoftmaxAttentionCudaArgs<bf16>{bh, s.length, s.head_dim, scale});
     p.forward = [=, &out](InputSet& in) {
       if (rope) {
-        cuda::rope_rotate_copy<bf16>(in.q.p, out.q_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
-        cuda::rope_rotate_copy<bf16>(in.k.p, out.k_rot.p, bh, s.length, s.head_dim, 10000.0, false, 0, nullptr);
+        cuda::rope_rotate_copy<bf16>(in.q.data(), out.q_rot.data(), bh, s.length, s.head_dim, 10000.0, false, 0,
+                                     nullptr);
+        cuda::rope_rotate_copy<bf16>(in.k.data(), out.k_rot.data(), bh, s.length, s.head_dim, 10000.0, false, 0,
+                                     nullptr);
       }
-      cuda::softmax_attention_forward(args(in), out.o.p, out.lse.p, nullptr);
+      cuda::softmax_attention_forward(args(in), out.o.data(), out.lse.data(), nullptr);
     };
     p.backward = [=, &out, &ws](InputSet& in) {
-      cuda::softmax_attention_backward(args(in), out.o.p, out.lse.p, in.d_o.p, out.dq.p, out.dk.p, out.dv.p,
-                                       gate ? out.dgate.p : nullptr, ws, nullptr);
+      cuda::softmax_attention_backward(args(in), out.o.data(), out.lse.data(), in.d_o.data(), out.dq.data(),
+                                       out.dk.data(), out.dv.data(), gate ? out.dgate.data() : nullptr, ws, nullptr);
       if (rope) {
-        cuda::rope_rotate(out.dq.p, bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
-        cuda::rope_rotate(out.dk.p, bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
+        cuda::rope_rotate(out.dq.data(), bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
+        cuda::rope_rotate(out.dk.data(), bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
       }
     };
   } else if (encoding == "sba") {
     auto args = [=](InputSet& in) {
-      return cuda::StickBreakingCudaArgs<bf16>{bh, s.length, s.head_dim, scale, in.q.p, in.k.p, in.v.p, false};
+      return cuda::StickBreakingCudaArgs<bf16>{bh,          s.length,    s.head_dim,  scale,
+                                               in.q.data(), in.k.data(), in.v.data(), false};
     };
     p.workspace = cuda::stick_breaking_backward_workspace_bytes(cuda::StickBreakingCudaArgs<bf16>{bh, s.length, s.head_dim});
-    p.forward = [=, &out](InputSet& in) { cuda::stick_breaking_forward(args(in), out.o.p, nullptr); };
+    p.forward = [=, &out](InputSet& in) { cuda::stick_breaking_forward(args(in), out.o.data(), nullptr); };
     p.backward = [=, &out, &ws](InputSet& in) {
-      cuda::stick_breaking_backward(args(in), out.o.p, in.d_o.p, out.dq.p, out.dk.p, out.dv.p, ws, nullptr);
+      cuda::stick_breaking_backward(args(in), out.o.data(), in.d_o.data(), out.dq.data(), out.dk.data(), out.dv.data(),
+                                    ws, nullptr);
     };
   } else if (encoding == "path" || encoding == "path_fox") {
     const bool gate = encoding == "path_fox";
     auto args = [=](InputSet& in) {
-      return cuda::PathAttentionCudaArgs<bf16>{bh,     s.length, s.head_dim, scale,
-                                               in.q.p, in.k.p,   in.v.p,     in.w.p,
-                                               in.beta.p, gate ? in.gate.p : nullptr, 1.f, span_chunks};
+      return cuda::PathAttentionCudaArgs<bf16>{bh,
+                                               s.length,
+                                               s.head_dim,
+                                               scale,
+                                               in.q.data(),
+                                               in.k.data(),
+                                               in.v.data(),
+                                               in.w.data(),
+                                               in.beta.data(),
+                                               gate ? in.gate.data() : nullptr,
+                                               1.f,
+                                               span_chunks};
     };
     cuda::PathAttentionCudaArgs<bf16> shape_only{bh, s.length, s.head_dim, scale};
     shape_only.span_chunks = span_chunks;
@@ -176,12 +192,12 @@ Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, c
       return cuda::Workspace{static_cast<char*>(ws.data) + forward_bytes, ws.bytes - forward_bytes};
     };
     p.forward = [=, &out](InputSet& in) {
-      cuda::path_attention_forward(args(in), out.o.p, out.lse.p, forward_ws(), nullptr);
+      cuda::path_attention_forward(args(in), out.o.data(), out.lse.data(), forward_ws(), nullptr);
     };
     p.backward = [=, &out](InputSet& in) {
-      cuda::path_attention_backward(args(in), out.o.p, out.lse.p, forward_ws(), in.d_o.p, out.dq.p, out.dk.p,
-                                    out.dv.p, out.dw.p, out.dbeta.p, gate ? out.dgate.p : nullptr, backward_ws(),
-                                    nullptr);
+      cuda::path_attention_backward(args(in), out.o.data(), out.lse.data(), forward_ws(), in.d_o.data(),
+                                    out.dq.data(), out.dk.data(), out.dv.data(), out.dw.data(), out.dbeta.data(),
+                                    gate ? out.dgate.data() : nullptr, backward_ws(), nullptr);
     };
   } else {
     throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", encoding));
@@ -198,8 +214,8 @@ json bench_one(const AttentionBenchOptions& o, const std::string& encoding, cons
                std::vector<std::unique_ptr<InputSet>>& sets, Outputs& out) {
   cuda::Workspace ws;
   Pass pass = make_pass(encoding, s, out, ws, o.path_span_chunks);
-  DeviceArray<char> scratch(pass.workspace);
-  ws = {scratch.p, pass.workspace};
+  cuda::DeviceBuffer<char> scratch(std::max<size_t>(pass.workspace, 1), "the kernels' workspace");
+  ws = {scratch.data(), pass.workspace};
   for (int i = 0; i < o.warmup; ++i) {
     pass.forward(*sets[i % sets.size()]);
     pass.backward(*sets[i % sets.size()]);

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "core/attention/path_cuda.h"
-#include "core/attention/rope.h"
-#include "core/attention/rope_cuda.h"
-#include "core/attention/sba_cuda.h"
-#include "core/attention/softmax_attention.h"
-#include "core/attention/softmax_attention_cuda.h"
+#include "core/attention/path/cuda/path_kernels.h"
+#include "core/attention/rope/rope.h"
+#include "core/attention/rope/cuda/rope_kernels.h"
+#include "core/attention/sba/cuda/sba_kernels.h"
+#include "core/attention/softmax/softmax_attention.h"
+#include "core/attention/softmax/cuda/softmax_kernels.h"
+#include "core/cuda/buffer.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "tests/attention_reference.h"
@@ -34,50 +35,42 @@ void check(cudaError_t e) { REQUIRE(e == cudaSuccess); }
 double stored(double x, float) { return double(float(x)); }
 double stored(double x, bf16) { return double(__bfloat162float(__float2bfloat16(float(x)))); }
 
-// A device array of T (float or bf16), NaN-poisoned at birth.
+// A device array of T (float or bf16), NaN-poisoned at birth, with float64 host copies in and out.
 template <typename T>
 class DeviceArray {
  public:
-  explicit DeviceArray(size_t n) : n_(n) {
-    check(cudaMalloc(reinterpret_cast<void**>(&p_), std::max<size_t>(n, 1) * sizeof(T)));
-    poison();
-  }
-  ~DeviceArray() { cudaFree(p_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  void poison() { check(cudaMemset(p_, 0xff, std::max<size_t>(n_, 1) * sizeof(T))); }
+  explicit DeviceArray(size_t n) : buf_(std::max<size_t>(n, 1), "test tensor"), n_(n) { poison(); }
+  void poison() { check(cudaMemset(buf_.data(), 0xff, buf_.size() * sizeof(T))); }
   void upload(const Host& h) {
     std::vector<T> t(n_);
     for (size_t i = 0; i < n_; ++i) t[i] = T(float(h[i]));
-    check(cudaMemcpy(p_, t.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    check(cudaMemcpy(buf_.data(), t.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
   }
   Host download() const {
     std::vector<T> t(n_);
     check(cudaDeviceSynchronize());
-    check(cudaMemcpy(t.data(), p_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    check(cudaMemcpy(t.data(), buf_.data(), n_ * sizeof(T), cudaMemcpyDeviceToHost));
     Host h(n_);
     for (size_t i = 0; i < n_; ++i) h[i] = double(float(t[i]));
     return h;
   }
-  T* get() { return p_; }
+  T* get() { return buf_.data(); }
 
  private:
-  T* p_ = nullptr;
+  cuda::DeviceBuffer<T> buf_;
   size_t n_;
 };
 
 // Caller-owned scratch for the kernels, poisoned like the outputs.
 class DeviceWorkspace {
  public:
-  explicit DeviceWorkspace(size_t bytes) : bytes_(bytes) {
-    check(cudaMalloc(&p_, std::max<size_t>(bytes, 1)));
-    check(cudaMemset(p_, 0xff, std::max<size_t>(bytes, 1)));
+  explicit DeviceWorkspace(size_t bytes) : buf_(std::max<size_t>(bytes, 1), "test workspace"), bytes_(bytes) {
+    check(cudaMemset(buf_.data(), 0xff, buf_.size()));
   }
-  ~DeviceWorkspace() { cudaFree(p_); }
-  cuda::Workspace get() { return {p_, bytes_}; }
+  cuda::Workspace get() { return {buf_.data(), bytes_}; }
 
  private:
-  void* p_ = nullptr;
+  cuda::DeviceBuffer<char> buf_;
   size_t bytes_;
 };
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/attention/fox.h"
-#include "core/attention/sba.h"
-#include "core/attention/softmax_attention.h"
+#include "core/attention/fox/fox.h"
+#include "core/attention/sba/sba.h"
+#include "core/attention/softmax/softmax_attention.h"
 #include "encoding_test_support.h"
 
 namespace pathbench {

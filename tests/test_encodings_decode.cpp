@@ -8,8 +8,8 @@
 
 #include <filesystem>
 
-#include "core/attention/fox.h"
-#include "core/attention/path.h"
+#include "core/attention/fox/fox.h"
+#include "core/attention/path/path.h"
 #include "core/model/generate.h"
 #include "core/model/transformer.h"
 #include "encoding_test_support.h"

@@ -5,9 +5,9 @@
 
 #include <cmath>
 
-#include "core/attention/fox.h"
-#include "core/attention/path.h"
-#include "core/attention/softmax_attention.h"
+#include "core/attention/fox/fox.h"
+#include "core/attention/path/path.h"
+#include "core/attention/softmax/softmax_attention.h"
 #include "encoding_test_support.h"
 
 namespace pathbench {

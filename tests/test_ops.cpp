@@ -7,7 +7,7 @@
 #include "core/ops/activations.h"
 #include "core/ops/cross_entropy.h"
 #include "core/ops/embedding.h"
-#include "core/ops/gemm_shape.h"
+#include "core/cuda/gemm_shape.h"
 #include "core/ops/linear.h"
 #include "core/ops/rmsnorm.h"
 #include "tests/test_support.h"

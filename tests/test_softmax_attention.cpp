@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "core/attention/rope.h"
-#include "core/attention/softmax_attention.h"
+#include "core/attention/rope/rope.h"
+#include "core/attention/softmax/softmax_attention.h"
 #include "tests/test_support.h"
 
 using namespace pathbench;

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/model/parameters.h"
+#include "core/params/parameters.h"
 #include "core/options.h"
 
 namespace pathbench {

@@ -7,7 +7,7 @@
 
 namespace pathbench {
 
-// One kernel instantiation per entry (with_head_dim in attention_tiles.cuh walks this list).
+// One kernel instantiation per entry (with_head_dim in tiles.cuh walks this list).
 inline constexpr std::array<int, 4> kGpuHeadDims = {16, 32, 64, 128};
 
 constexpr bool gpu_head_dim_supported(int64_t head_dim) {

@@ -26,8 +26,8 @@ struct EncodingInfo {
   std::function<std::string(int64_t head_dim)> head_dim_problem;
   std::function<std::unique_ptr<PositionEncoding<float>>(const EncodingSetup<float>&)> make_float;
   std::function<std::unique_ptr<PositionEncoding<double>>(const EncodingSetup<double>&)> make_double;
-  // The GPU implementation (cuda_encoding.h) with fp32 or bf16 attention tensors; attached in CUDA
-  // builds by attach_cuda_encodings (cuda_registry.cpp), null where an encoding has none.
+  // The GPU implementation (gpu_encoding.h) with fp32 or bf16 attention tensors; attached in CUDA
+  // builds by attach_cuda_encodings (gpu_registry.cpp), null where an encoding has none.
   std::function<std::unique_ptr<cuda::PositionEncoding<float>>(const cuda::EncodingSetup&)> make_cuda_float;
   std::function<std::unique_ptr<cuda::PositionEncoding<__nv_bfloat16>>(const cuda::EncodingSetup&)> make_cuda_bf16;
 };

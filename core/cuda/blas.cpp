@@ -2,7 +2,7 @@
 // swap places and each keeps its own transpose flag.
 #include "core/cuda/blas.h"
 
-#include "core/ops/gemm_shape.h"
+#include "core/cuda/gemm_shape.h"
 
 namespace pathbench::cuda {
 

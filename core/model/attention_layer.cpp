@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "core/attention/registry.h"
-#include "core/model/head_layout.h"
-#include "core/model/init.h"
+#include "core/ops/head_layout.h"
+#include "core/params/init.h"
 #include "core/ops/linear.h"
 
 namespace pathbench {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "core/model/init.h"
+#include "core/params/init.h"
 #include "core/ops/activations.h"
 #include "core/ops/linear.h"
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/model/model_config.h"
-#include "core/model/parameters.h"
+#include "core/params/parameters.h"
 
 namespace pathbench {
 

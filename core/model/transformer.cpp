@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "core/model/init.h"
+#include "core/params/init.h"
 #include "core/ops/cross_entropy.h"
 #include "core/ops/embedding.h"
 #include "core/ops/linear.h"

@@ -9,7 +9,7 @@
 #include "core/model/batch.h"
 #include "core/model/mlp_layer.h"
 #include "core/model/model_config.h"
-#include "core/model/parameters.h"
+#include "core/params/parameters.h"
 
 namespace pathbench {
 

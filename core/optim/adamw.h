@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/model/parameters.h"
+#include "core/params/parameters.h"
 
 namespace pathbench {
 

@@ -14,7 +14,7 @@ namespace pathbench {
 
 #ifdef PATHBENCH_WITH_CUDA
 std::unique_ptr<TrainingBackend> make_cuda_training_backend(const ModelConfig& model, const TrainingSetup& setup,
-                                                            const BackendOptions& options);  // cuda_training_backend.cpp
+                                                            const BackendOptions& options);  // core/optim/cuda/training_backend.cpp
 #endif
 
 namespace {

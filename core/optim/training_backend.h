@@ -17,7 +17,7 @@
 
 #include "core/model/batch.h"
 #include "core/model/model_config.h"
-#include "core/model/parameters.h"
+#include "core/params/parameters.h"
 #include "core/optim/adamw.h"
 #include "core/optim/trainer.h"
 #include "core/precision.h"

@@ -1,0 +1,519 @@
+// PaTH attention backward, CUDA (algorithm in path_kernels.h). After the prep and the span kernels of
+// path_span.cu, the kernels here:
+//   in-span scan: a persistent grid; each block takes key chunks c, moves the chunk's keys
+//            rightwards through the rest of its span storing each state K̃ in its own slot of the
+//            workspace, then walks back from the span's last query chunk b to c+1: R = dK̃ starts
+//            from dK̄ (the cross-span pass), dV and R stay in registers, dQ̂_b and dP_b (the
+//            gradient of b's chunk product) are accumulated with fp32 atomics;
+//   local a: per chunk, the chunk's own logits (diagonal block) and the first layer of the UT
+//            backward (dq and dv final; dM, dY and partial dk, dw to the workspace);
+//   local b: per chunk, the triangular solves' backward (dβ) and the rest of dk, dw.
+// Identities used (X = A⁻¹ diag β, A = I + diag(β) strict_lower(G), G = W Wᵀ):
+//   dA = −A⁻ᵀ dX Xᵀ (strict lower part), dβ_i = (A⁻ᵀ dX)_ii + Σ_j dA_ij G_ij, dG = diag(β) dA.
+#include "core/attention/cuda/online_softmax.cuh"
+#include "core/attention/cuda/key_major_backward.cuh"
+#include "core/attention/path/cuda/path_workspace.cuh"
+#include "core/error.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+using namespace tiles;
+
+// ---- in-span scan --------------------------------------------------------------------------------
+
+template <typename S, int D>
+struct SpanScanSmem {
+  static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
+  S *v, *kt, *qh, *dout, *w, *y, *r, *ds;  // v, kt, r, ds: the key chunk; the rest: one query chunk
+  float *lse, *delta, *gq, *gk;
+  size_t bytes;
+  __host__ __device__ constexpr explicit SpanScanSmem(unsigned char* base) {
+    SmemCarver c{base};
+    v = c.take<S>(tile_elems<S>(kChunk, D));
+    kt = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    qh = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    dout = c.take<S>(tile_elems<S>(kChunk, D));
+    w = c.take<S>(tile_elems<S>(kChunk, D));
+    y = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    r = c.take<S>(tile_elems<S>(kChunk, D));
+    ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    lse = c.take<float>(kChunk);
+    delta = c.take<float>(kChunk);
+    gq = c.take<float>(kChunk);
+    gk = c.take<float>(kChunk);
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    path_span_scan_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse) {
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = SpanScanSmem<S, D>;
+  constexpr int ld = Sm::ld, lds = Sm::lds;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks), wp = warp_id(), r0 = 16 * wp;
+  const int64_t items = a.batch_heads * nch;
+  S* states = ws.states + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
+  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
+
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int c = int(item / a.batch_heads), first = c / s * s, last = min(first + s, nch) - 1;
+    const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
+    const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+    const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
+
+    // Keys moved rightwards: K̃_b = K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ for b = c+1 … last, P_bᵀ = I − Wᵀ Xᵀ W.
+    float kt[NTD][4];
+    load_acc(kt, ws.kh + krow * D, D);
+    for (int b = c + 1; b <= last; ++b) {
+      store_acc(kt, states + ((b - first) * kChunk + r0) * D, D);
+      if (b == last) break;
+      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
+      const TileRef<S> yp = workspace_tile<S, kChunk, D>(sm.y, ws.yp + (pbase + b * kChunk) * D);
+      cp_async_commit();
+      cp_async_wait<0>();
+      __syncthreads();
+      cross_chunk(kt, sm.w, ld, yp.p, yp.ld);
+      __syncthreads();
+    }
+    __threadfence_block();
+    __syncthreads();  // every warp's states are stored before any thread copies them back
+
+    // Walk back over the span's query chunks.
+    load_tile_async<S, kChunk, D>(sm.v, a.v + (base + c * kChunk) * D, D, T - c * kChunk);
+    load_row_values(sm.gk, gate ? gate + c * kChunk : nullptr, kChunk, gate ? T - c * kChunk : 0, 0.f);
+    float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
+    load_acc(r, ws.dkbar + krow * D, D);
+    load_acc(dv, ws.dvc + krow * D, D);
+    for (int b = last; b > c; --b) {
+      const int b0 = b * kChunk;
+      const TileRef<S> ktile = workspace_tile<S, kChunk, D>(sm.kt, states + (b - first) * kChunk * D);
+      const TileRef<S> qh = workspace_tile<S, kChunk, D>(sm.qh, ws.qh + (pbase + b0) * D);
+      const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + (pbase + b0) * D);
+      load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, T - b0);
+      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, T - b0);
+      cp_async_commit();
+      for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
+        const bool in = b0 + i < T;
+        sm.lse[i] = in ? lse[base + b0 + i] * kLog2e : 0.f;
+        sm.delta[i] = in ? ws.delta[base + b0 + i] : 0.f;
+        sm.gq[i] = in && gate ? gate[b0 + i] : 0.f;
+      }
+      cp_async_wait<0>();
+      __syncthreads();
+      // Sᵀ = K̃ Q̂ᵀ and dPᵀ = V dOᵀ: this warp's 16 keys × the chunk's 64 queries.
+      float p[8][4], ds[8][4];
+      zero(p);
+      zero(ds);
+      mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
+      mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.v + r0 * ld, ld, sm.dout, ld);
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int il = acc_col(n, e), jl = r0 + acc_row(e);
+          float x = p[n][e] * scale2 - sm.lse[il];
+          if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
+          const float pv = b0 + il < T ? exp2f(x) : 0.f;
+          p[n][e] = pv;
+          ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
+          col_sum[e >> 1] += ds[n][e];
+        }
+      mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
+      const bool later = b < last || cross_span;  // R holds dK̃ of chunk b+1
+      if (later) {
+        store_acc(r, sm.r + r0 * ld, ld);
+        cross_chunk(r, sm.w, ld, y.p, y.ld);  // R P_b = R − (R Wᵀ) X W
+      }
+      mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
+      store_acc(ds, sm.ds + r0 * lds, lds);
+      __syncthreads();
+      {  // dQ̂_b += s·dS K̃ for queries r0 …
+        float acc[NTD][4];
+        zero(acc);
+        mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.ds + r0, lds, ktile.p, ktile.ld);
+        atomic_add_acc(acc, ws.dqh + (pbase + b0 + r0) * D, D, 16, a.scale);
+      }
+      if (later)  // dP_b += Rᵀ K̃, rows 16·tile … of the D × D matrix
+        for (int tile = wp; tile < D / 16; tile += kWarps) {
+          float acc[NTD][4];
+          zero(acc);
+          mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.r + 16 * tile, ld, ktile.p, ktile.ld);
+          atomic_add_acc(acc, ws.dpm + ((bh * nch + b) * D + 16 * tile) * D, D);
+        }
+      __syncthreads();
+    }
+    store_acc(r, ws.dkh + krow * D, D);
+    store_acc(dv, ws.dvc + krow * D, D);
+    if (gate) {  // d(cum log gate) of the keys: the cross-span part plus −g·Σ dS of the in-span pairs
+      const float sum0 = quad_sum(col_sum[0]), sum1 = quad_sum(col_sum[1]);
+      if (lane_id() % 4 == 0) {
+        ws.dcc[krow + lane_id() / 4] -= a.gate_scale * sum0;
+        ws.dcc[krow + lane_id() / 4 + 8] -= a.gate_scale * sum1;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// ---- per-chunk backward, part a ------------------------------------------------------------------
+
+template <typename S, int D>
+struct LocalASmem {
+  static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
+  S *q, *k, *w, *v, *dout, *y, *qw, *mm, *p, *ds, *dpm;
+  float *lse, *delta, *gate, *col_sum;
+  size_t bytes;
+  __host__ __device__ explicit LocalASmem(unsigned char* base) {
+    SmemCarver c{base};
+    q = c.take<S>(tile_elems<S>(kChunk, D));
+    k = c.take<S>(tile_elems<S>(kChunk, D));
+    w = c.take<S>(tile_elems<S>(kChunk, D));
+    v = c.take<S>(tile_elems<S>(kChunk, D));     // later dQ̂ (bf16)
+    dout = c.take<S>(tile_elems<S>(kChunk, D));  // later dK̂ (bf16)
+    y = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    qw = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    mm = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    p = c.take<S>(tile_elems<S>(kChunk, kChunk));  // P, later dQW
+    ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    dpm = c.take<S>(staged_bytes<S>(D, D) / sizeof(S));
+    lse = c.take<float>(kChunk);
+    delta = c.take<float>(kChunk);
+    gate = c.take<float>(kChunk);
+    col_sum = c.take<float>(kChunk);
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    path_local_a_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse, S* dq,
+                        S* dv, float* d_gate) {
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = LocalASmem<S, D>;
+  constexpr int ld = Sm::ld, lds = Sm::lds;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int T = int(a.length), nch = int(ws.chunks), b = int(blockIdx.x), b0 = b * kChunk, valid = T - b0;
+  const int r0 = 16 * warp_id();
+  const int64_t bh = blockIdx.y, base = bh * T, prow = bh * ws.padded + b0;
+  const int64_t cc = (bh * nch + b) * kChunk * kChunk;
+  const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+
+  load_tile_async<S, kChunk, D>(sm.q, a.q + (base + b0) * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.v, a.v + (base + b0) * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, valid);
+  const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + prow * D);
+  const TileRef<S> qw = workspace_tile<S, kChunk, kChunk>(sm.qw, ws.qw + cc);
+  const TileRef<S> mm = workspace_tile<S, kChunk, kChunk>(sm.mm, ws.mm + cc);
+  cp_async_commit();
+  for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
+    const bool in = i < valid;
+    sm.lse[i] = in ? lse[base + b0 + i] * kLog2e : 0.f;
+    sm.delta[i] = in ? ws.delta[base + b0 + i] : 0.f;
+    sm.gate[i] = in && gate ? gate[b0 + i] : 0.f;
+    sm.col_sum[i] = 0.f;
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // The chunk's own logits: P and dS' = s·P ∘ (dP − δ) for rows r0 … r0+15.
+  const float scale2 = a.scale * kLog2e;
+  float p[8][4], ds[8][4];
+  {
+    const float* sd = ws.sd + cc + r0 * kChunk;
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) p[n][e] = sd[acc_row(e) * kChunk + acc_col(n, e)];
+  }
+  zero(ds);
+  mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.dout + r0 * ld, ld, sm.v, ld);
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int il = r0 + acc_row(e), jl = acc_col(n, e);
+      float x = p[n][e] * scale2 - sm.lse[il];
+      if (gate) x += a.gate_scale * kLog2e * (sm.gate[il] - sm.gate[jl]);
+      const float pv = jl <= il && il < valid ? exp2f(x) : 0.f;
+      p[n][e] = pv;
+      ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
+    }
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {  // column sums of dS over the warp's rows
+      float s = ds[n][e] + ds[n][e + 2];
+      s += __shfl_xor_sync(kFullMask, s, 4);
+      s += __shfl_xor_sync(kFullMask, s, 8);
+      s += __shfl_xor_sync(kFullMask, s, 16);
+      if (lane_id() < 4) atomicAdd(&sm.col_sum[acc_col(n, e)], s);
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) ds[n][e] *= a.scale;
+  }
+  store_acc(p, sm.p + r0 * lds, lds);
+  store_acc(ds, sm.ds + r0 * lds, lds);
+  __syncthreads();
+  {  // dV = dV(other chunks) + Pᵀ dO, keys r0 …
+    float acc[NTD][4];
+    load_acc(acc, ws.dvc + (prow + r0) * D, D);
+    mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.p + r0, lds, sm.dout, ld);
+    store_acc(acc, dv + (base + b0 + r0) * D, D, valid - r0);
+  }
+  if (d_gate)
+    for (int j = int(threadIdx.x); j < valid && j < kChunk; j += kThreads)
+      d_gate[base + b0 + j] = ws.dcc[prow + j] - a.gate_scale * sm.col_sum[j];
+  __syncthreads();  // V, dO and P are no longer read
+  const TileRef<S> dqh = float_tile<S, kChunk, D>(sm.v, ws.dqh + prow * D);
+  const TileRef<S> dkh = float_tile<S, kChunk, D>(sm.dout, ws.dkh + prow * D);
+  const TileRef<S> dpm = float_tile<S, D, D>(sm.dpm, ws.dpm + (bh * nch + b) * D * D);
+  __syncthreads();
+
+  // dQW = −tril(dQ̂ Yᵀ + dS' Mᵀ); dq = dQ̂ + dS' K + dQW W (rows r0 …).
+  float dqr[NTD][4], dqw[8][4];
+  load_acc(dqr, ws.dqh + (prow + r0) * D, D);
+  zero(dqw);
+  mma_acc<BLayout::NK>(dqw, dqr, y.p, y.ld);
+  mma_ss<BLayout::NK, false, 8, 4>(dqw, sm.ds + r0 * lds, lds, mm.p, mm.ld);
+  mask_acc(dqw, r0, [](int i, int j) { return j <= i; });
+  negate(dqw);
+  store_acc(dqw, sm.p + r0 * lds, lds);
+  mma_ss<BLayout::KN, false, NTD, 4>(dqr, sm.ds + r0 * lds, lds, sm.k, ld);
+  mma_acc<BLayout::KN>(dqr, dqw, sm.w, ld);
+  store_acc(dqr, dq + (base + b0 + r0) * D, D, valid - r0);
+  {  // dM = −(QWᵀ dS' + W dK̂ᵀ)
+    float acc[8][4];
+    zero(acc);
+    mma_ss<BLayout::KN, true, 8, 4>(acc, qw.p + r0, qw.ld, sm.ds, lds);
+    mma_ss<BLayout::NK, false, 8, KTD>(acc, sm.w + r0 * ld, ld, dkh.p, dkh.ld);
+    negate(acc);
+    store_acc(acc, ws.dm + cc + r0 * kChunk, kChunk);
+  }
+  {  // dY = −(QWᵀ dQ̂ + W dP)
+    float acc[NTD][4];
+    zero(acc);
+    mma_ss<BLayout::KN, true, NTD, 4>(acc, qw.p + r0, qw.ld, dqh.p, dqh.ld);
+    mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.w + r0 * ld, ld, dpm.p, dpm.ld);
+    negate(acc);
+    store_acc(acc, ws.dy + (prow + r0) * D, D);
+  }
+  {  // dk (part) = dK̂ + dS'ᵀ Q
+    float acc[NTD][4];
+    load_acc(acc, ws.dkh + (prow + r0) * D, D);
+    mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.ds + r0, lds, sm.q, ld);
+    store_acc(acc, ws.dk_part + (prow + r0) * D, D);
+  }
+  __syncthreads();  // every warp's dQW rows
+  {  // dw (part) = −(M dK̂ + Y dPᵀ) + dQWᵀ Q
+    float acc[NTD][4];
+    zero(acc);
+    mma_ss<BLayout::KN, false, NTD, 4>(acc, mm.p + r0 * mm.ld, mm.ld, dkh.p, dkh.ld);
+    mma_ss<BLayout::NK, false, NTD, KTD>(acc, y.p + r0 * y.ld, y.ld, dpm.p, dpm.ld);
+    negate(acc);
+    mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.p + r0, lds, sm.q, ld);
+    store_acc(acc, ws.dw_part + (prow + r0) * D, D);
+  }
+}
+
+// ---- per-chunk backward, part b ------------------------------------------------------------------
+
+// bf16: dG takes dM's staged copy, which is dead once dSL is formed (two blocks fit per
+// multiprocessor at D = 128).
+template <typename S, int D>
+struct LocalBSmem {
+  static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
+  S *w, *k, *xs, *sl, *dm, *dy, *dsl, *dgm;
+  float *z, *beta;
+  size_t bytes;
+  __host__ __device__ explicit LocalBSmem(unsigned char* base) {
+    SmemCarver c{base};
+    w = c.take<S>(tile_elems<S>(kChunk, D));
+    k = c.take<S>(tile_elems<S>(kChunk, D));
+    xs = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    sl = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    dm = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    dy = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
+    dsl = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    dgm = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk)) : dm;
+    z = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    beta = c.take<float>(kChunk);
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    path_local_b_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* dk, S* dw, float* dbeta) {
+  constexpr int NTD = D / 8;
+  using Sm = LocalBSmem<S, D>;
+  constexpr int ld = Sm::ld, lds = Sm::lds, ldf = Sm::ldf;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int T = int(a.length), nch = int(ws.chunks), b = int(blockIdx.x), b0 = b * kChunk, valid = T - b0;
+  const int r0 = 16 * warp_id();
+  const int64_t bh = blockIdx.y, base = bh * T, prow = bh * ws.padded + b0;
+  const int64_t cc = (bh * nch + b) * kChunk * kChunk;
+  const float* gram = ws.gram + cc;  // read in place by both precisions (no matrix products)
+
+  load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
+  const TileRef<S> xs = workspace_tile<S, kChunk, kChunk>(sm.xs, ws.xs + cc);
+  const TileRef<S> sl = workspace_tile<S, kChunk, kChunk>(sm.sl, ws.sl + cc);
+  cp_async_commit();
+  load_row_values(sm.beta, a.beta + base + b0, kChunk, valid, 0.f);
+  const TileRef<S> dm = float_tile<S, kChunk, kChunk>(sm.dm, ws.dm + cc);
+  const TileRef<S> dy = float_tile<S, kChunk, D>(sm.dy, ws.dy + prow * D);
+  cp_async_wait<0>();
+  __syncthreads();
+
+  {  // dX = tril(dM SLᵀ + dY Wᵀ)
+    float acc[8][4], dmr[8][4], dyr[NTD][4];
+    zero(acc);
+    load_acc(dmr, ws.dm + cc + r0 * kChunk, kChunk);
+    mma_acc<BLayout::NK>(acc, dmr, sl.p, sl.ld);
+    load_acc(dyr, ws.dy + (prow + r0) * D, D);
+    mma_acc<BLayout::NK>(acc, dyr, sm.w, ld);
+    mask_acc(acc, r0, [](int i, int j) { return j <= i; });
+    store_acc(acc, sm.z + r0 * ldf, ldf);
+  }
+  float dsl[8][4];  // dSL = strict_lower(Xᵀ dM)
+  zero(dsl);
+  mma_ss<BLayout::KN, true, 8, 4>(dsl, xs.p + r0, xs.ld, dm.p, dm.ld);
+  mask_acc(dsl, r0, [](int i, int j) { return j < i; });
+  store_acc(dsl, sm.dsl + r0 * lds, lds);
+  __syncthreads();
+  // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj, right-looking from
+  // the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in registers.
+  if (threadIdx.x < kChunk) {
+    const int j = int(threadIdx.x);
+    float acc[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) acc[i] = sm.z[i * ldf + j];
+#pragma unroll
+    for (int l = kChunk - 1; l >= 0; --l) {
+      sm.z[l * ldf + j] = acc[l];
+      const float c = sm.beta[l] * acc[l];
+#pragma unroll
+      for (int i = 0; i < l; ++i) acc[i] = fmaf(-gram[l * kChunk + i], c, acc[i]);
+    }
+  }
+  __syncthreads();
+  float dga[8][4];  // dA = strict_lower(−Z Xᵀ), then dG = diag(β) dA
+  {
+    float zr[8][4];
+    load_acc(zr, sm.z + r0 * ldf, ldf);
+    zero(dga);
+    mma_acc<BLayout::NK>(dga, zr, xs.p, xs.ld);
+  }
+  mask_acc(dga, r0, [](int i, int j) { return j < i; });
+  negate(dga);
+  float db[2] = {0.f, 0.f};
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int i = r0 + acc_row(e);
+      db[e >> 1] += dga[n][e] * gram[i * kChunk + acc_col(n, e)];
+      dga[n][e] *= sm.beta[i];
+    }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = r0 + acc_row(2 * r);
+    db[r] = quad_sum(db[r]) + sm.z[i * ldf + i];
+  }
+  store_row_pair(dbeta + base + b0 + r0, db, valid - r0);
+  store_acc(dga, sm.dgm + r0 * lds, lds);
+  __syncthreads();
+  {  // dk = dk(part) + dSLᵀ W
+    float acc[NTD][4];
+    load_acc(acc, ws.dk_part + (prow + r0) * D, D);
+    mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.dsl + r0, lds, sm.w, ld);
+    store_acc(acc, dk + (base + b0 + r0) * D, D, valid - r0);
+  }
+  {  // dw = dw(part) + dSL K + Xᵀ dY + dG W + dGᵀ W
+    float acc[NTD][4];
+    load_acc(acc, ws.dw_part + (prow + r0) * D, D);
+    mma_acc<BLayout::KN>(acc, dsl, sm.k, ld);
+    mma_ss<BLayout::KN, true, NTD, 4>(acc, xs.p + r0, xs.ld, dy.p, dy.ld);
+    mma_acc<BLayout::KN>(acc, dga, sm.w, ld);
+    mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.dgm + r0, lds, sm.w, ld);
+    store_acc(acc, dw + (base + b0 + r0) * D, D, valid - r0);
+  }
+}
+
+// Resident blocks of the in-span scan (at most one per key chunk).
+template <typename S>
+int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
+  int blocks = 0;
+  with_head_dim(a.head_dim, [&]<int D>() {
+    blocks = resident_blocks(path_span_scan_kernel<S, D>, kThreads, SpanScanSmem<S, D>(nullptr).bytes,
+                             "path_span_scan_kernel");
+  });
+  return int(std::min<int64_t>(a.batch_heads * ((a.length + kChunk - 1) / kChunk), blocks));
+}
+
+}  // namespace
+
+template <typename S>
+size_t path_attention_backward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "path_attention_backward (cuda)");
+  return PathWorkspace<S>(a).carve_backward(nullptr, a, span_scan_blocks(a));
+}
+
+template <typename S>
+void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, const float* lse, Workspace forward_ws,
+                             const S* d_o, S* dq, S* dk, S* dv, S* dw, float* dbeta, float* d_cum_log_gate,
+                             Workspace ws, cudaStream_t stream) {
+  const char* fn = "path_attention_backward (cuda)";
+  check_path_args(a, fn);
+  PathWorkspace<S> w(a);
+  // Carving reads nothing, so the layouts are checked against the workspaces after they are laid out.
+  check_workspace(forward_ws, w.carve_forward(forward_ws.data, a), std::string(fn) + " (the forward's workspace)");
+  check_workspace(ws, w.carve_backward(ws.data, a, span_scan_blocks(a)), fn);
+  const int64_t d = a.head_dim, rows = a.batch_heads * w.padded;
+  detail::row_dot(d_o, o, w.delta, a.batch_heads * a.length, d, stream);
+  check_cuda(cudaMemsetAsync(w.dqh, 0, rows * d * sizeof(float), stream), fn);
+  check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * d * d * sizeof(float), stream), fn);
+  check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), stream), fn);
+  launch_path_query_movers(a, w, stream);
+
+  KeyMajorBackwardArgs<S, float> km;  // pairs across spans: Q⁽ʲ⁾ against K̄
+  km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;
+  km.span_blocks = int(w.span_chunks);
+  km.k = w.kbar, km.k_slice = w.padded;
+  km.q = w.qspan, km.dq = w.dqspan, km.q_slice = w.spans * w.padded, km.q_span = w.padded;
+  km.v = a.v, km.d_o = d_o, km.lse = lse, km.delta = w.delta, km.gate = a.cum_log_gate;
+  km.dk = w.dkbar, km.dv = w.dvc, km.d_gate = a.cum_log_gate ? w.dcc : nullptr, km.out_slice = w.padded;
+  key_major_backward(km, d, stream);
+
+  const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
+  float* d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr;
+  with_head_dim(d, [&]<int D>() {
+    launch_kernel(path_span_scan_kernel<S, D>, dim3(unsigned(w.state_blocks)), SpanScanSmem<S, D>(nullptr).bytes,
+                  stream, "path_span_scan_kernel", a, w, d_o, lse);
+  });
+  launch_path_query_chain(a, w, stream);
+  launch_path_span_gradients(a, w, stream);
+  with_head_dim(d, [&]<int D>() {
+    launch_kernel(path_local_a_kernel<S, D>, chunks, LocalASmem<S, D>(nullptr).bytes, stream, "path_local_a_kernel", a,
+                  w, d_o, lse, dq, dv, d_gate);
+    launch_kernel(path_local_b_kernel<S, D>, chunks, LocalBSmem<S, D>(nullptr).bytes, stream, "path_local_b_kernel", a,
+                  w, dk, dw, dbeta);
+  });
+}
+
+#define PATHBENCH_INSTANTIATE(S)                                                                              \
+  template size_t path_attention_backward_workspace_bytes<S>(const PathAttentionCudaArgs<S>&);               \
+  template void path_attention_backward<S>(const PathAttentionCudaArgs<S>&, const S*, const float*, Workspace,   \
+                                           const S*, S*, S*, S*, S*, float*, float*, Workspace, cudaStream_t);
+PATHBENCH_INSTANTIATE(float)
+PATHBENCH_INSTANTIATE(bf16)
+#undef PATHBENCH_INSTANTIATE
+
+}  // namespace pathbench::cuda

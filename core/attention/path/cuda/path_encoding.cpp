@@ -1,0 +1,152 @@
+// PaTH and PaTH-FoX on the GPU: the w/β projection (low-rank products through cuda::linear_*, the
+// convolution/SiLU/normalization and β kernels of projection_kernels.cu), the fused blocked-UT PaTH
+// kernels (path_kernels.h) and, for path_fox, the GPU forget gate (forget_gate.h).
+#include <memory>
+
+#include "core/attention/fox/cuda/forget_gate.h"
+#include "core/attention/path/cuda/path_kernels.h"
+#include "core/attention/path/cuda/projection_kernels.h"
+#include "core/ops/cuda/linear.h"
+#include "core/ops/cuda/ops.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+constexpr int64_t kConvWidth = 3;
+
+// Twin of path_projection.h's PathProjection: w [B, H, T, D] (storage S) and β [B, H, T] from x.
+class PathProjection {
+ public:
+  explicit PathProjection(const EncodingSetup& setup)
+      : ctx_(*setup.context),
+        down_(setup.layout->find(setup.prefix + "path_w_down")),
+        up_(setup.layout->find(setup.prefix + "path_w_up")),
+        conv_(setup.layout->find(setup.prefix + "path_w_conv")),
+        beta_weight_(setup.layout->find(setup.prefix + "path_beta_weight")),
+        beta_bias_(setup.layout->find(setup.prefix + "path_beta_bias")),
+        rank_(setup.options.at("rank").get<int64_t>()),
+        beta_clip_eps_(setup.options.at("beta_clip_eps").get<double>()) {}
+
+  bool reserve(const AttentionDims& d) {
+    const size_t n = size_t(d.batch * d.length), hd = size_t(d.heads * d.head_dim), h = size_t(d.heads);
+    bool moved = low_.reserve(n * rank_) | dlow_.reserve(n * rank_);
+    for (auto* buf : {&y_, &z_, &dz_, &dy_}) moved |= buf->reserve(n * hd);
+    for (auto* buf : {&norm_, &beta_pre_, &dpre_}) moved |= buf->reserve(n * h);
+    return moved | scratch_.reserve(size_t(kColumnScratchPerColumn) * std::max(kConvWidth * hd, h));
+  }
+
+  template <typename S>
+  void forward(CudaParameters& params, const float* x, const AttentionDims& d, S* w, float* beta) {
+    const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
+    cudaStream_t s = ctx_.stream();
+    linear_forward(ctx_, {x}, params.weight(down_), low_.data(), n, d.width, rank_);
+    linear_forward(ctx_, {low_.data()}, params.weight(up_), y_.data(), n, rank_, hd);
+    path_w_forward(y_.data(), params.value(conv_), z_.data(), norm_.data(), w, d.batch, d.length, d.heads, d.head_dim, s);
+    linear_forward(ctx_, {x}, params.weight(beta_weight_), beta_pre_.data(), n, d.width, d.heads);
+    path_beta_forward(beta_pre_.data(), params.value(beta_bias_), beta, d.batch, d.length, d.heads, beta_clip_eps_, s);
+  }
+
+  // dw [B, H, T, D], dbeta [B, H, T]: adds the parameter gradients and dx [B, T, C].
+  template <typename S>
+  void backward(CudaParameters& params, const float* x, const AttentionDims& d, const S* dw, const float* dbeta,
+                float* dx) {
+    const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
+    cudaStream_t s = ctx_.stream();
+    path_beta_backward(beta_pre_.data(), dbeta, dpre_.data(), params.grad(beta_bias_), scratch_.data(), d.batch,
+                       d.length, d.heads, beta_clip_eps_, s);
+    linear_backward(ctx_, {x}, params.weight(beta_weight_), {dpre_.data()}, dx, n, d.width, d.heads, true);
+    path_w_backward(z_.data(), norm_.data(), dw, dz_.data(), d.batch, d.length, d.heads, d.head_dim, s);
+    path_conv_backward(y_.data(), params.value(conv_), dz_.data(), dy_.data(), params.grad(conv_), scratch_.data(),
+                       d.batch, d.length, hd, s);
+    linear_backward(ctx_, {low_.data()}, params.weight(up_), {dy_.data()}, dlow_.data(), n, rank_, hd);
+    linear_backward(ctx_, {x}, params.weight(down_), {dlow_.data()}, dx, n, d.width, rank_, true);
+  }
+
+ private:
+  Context& ctx_;
+  CudaParameters::Id down_, up_, conv_, beta_weight_, beta_bias_;  // [R, C], [H·D, R], [H·D, 3], [H, C], [H]
+  int64_t rank_;
+  double beta_clip_eps_;
+  DeviceBuffer<float> low_{"PaTH projections"}, dlow_{"PaTH gradients"};                     // [N, R]
+  DeviceBuffer<float> y_{"PaTH projections"}, z_{"PaTH projections"};                        // [N, H·D]
+  DeviceBuffer<float> dz_{"PaTH gradients"}, dy_{"PaTH gradients"};                          // [N, H·D]
+  DeviceBuffer<float> norm_{"PaTH norms"}, beta_pre_{"PaTH β"}, dpre_{"PaTH β gradients"};   // [N, H]
+  DeviceBuffer<float> scratch_{"PaTH column sums"};
+};
+
+template <typename S>
+class PathEncoding : public PositionEncoding<S> {
+ public:
+  PathEncoding(const EncodingSetup& setup, bool with_gate) : ctx_(*setup.context), projection_(setup) {
+    if (with_gate) gate_ = std::make_unique<ForgetGate>(setup);
+  }
+
+  bool reserve(const AttentionDims& d) override {
+    dims_ = d;
+    const size_t nt = size_t(d.batch * d.heads * d.length);
+    bool moved = projection_.reserve(d) | lse_.reserve(nt) | beta_.reserve(nt) | dbeta_.reserve(nt);
+    moved |= w_.reserve(nt * d.head_dim) | dw_.reserve(nt * d.head_dim);
+    const PathAttentionCudaArgs<S> a = args(nullptr, nullptr, nullptr);
+    moved |= forward_ws_.reserve(std::max<size_t>(1, path_attention_forward_workspace_bytes(a)));
+    moved |= backward_ws_.reserve(std::max<size_t>(1, path_attention_backward_workspace_bytes(a)));
+    if (gate_) moved |= gate_->reserve(d);
+    return moved;
+  }
+
+  void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) override {
+    projection_.forward(params, in.x, in.dims, w_.data(), beta_.data());
+    cum_ = gate_ ? gate_->forward(params, in.x, in.dims) : nullptr;
+    path_attention_forward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), ctx_.stream());
+  }
+
+  void backward(CudaParameters& params, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+                float* dx) override {
+    path_attention_backward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), d_o, dq, dk, dv,
+                            dw_.data(), dbeta_.data(), gate_ ? gate_->d_cum() : nullptr, workspace(backward_ws_),
+                            ctx_.stream());
+    projection_.backward(params, in.x, in.dims, dw_.data(), dbeta_.data(), dx);
+    if (gate_) gate_->backward(params, in.x, in.dims, dx);
+  }
+
+ private:
+  static Workspace workspace(DeviceBuffer<char>& b) { return Workspace{b.data(), b.size()}; }
+
+  PathAttentionCudaArgs<S> args(const S* q, const S* k, const S* v) const {
+    auto a = kernel_args<PathAttentionCudaArgs<S>>(dims_, q, k, v);
+    a.w = w_.data();
+    a.beta = beta_.data();
+    a.cum_log_gate = cum_;
+    a.gate_scale = gate_ ? gate_->gate_scale() : 1.0f;
+    return a;
+  }
+
+  const Context& ctx_;
+  AttentionDims dims_;
+  PathProjection projection_;
+  std::unique_ptr<ForgetGate> gate_;  // null for plain PaTH
+  const float* cum_ = nullptr;        // [B, H, T] the gate's output of the last forward
+  DeviceBuffer<S> w_{"PaTH w"}, dw_{"PaTH w gradients"};                                  // [B, H, T, D]
+  DeviceBuffer<float> beta_{"PaTH β"}, dbeta_{"PaTH β gradients"}, lse_{"PaTH log-sum-exp"};  // [B, H, T]
+  // the forward's workspace holds what the backward reads; the backward has its own besides
+  DeviceBuffer<char> forward_ws_{"PaTH forward workspace"}, backward_ws_{"PaTH backward workspace"};
+};
+
+template <typename S>
+class PlainPathEncoding : public PathEncoding<S> {
+ public:
+  explicit PlainPathEncoding(const EncodingSetup& setup) : PathEncoding<S>(setup, false) {}
+};
+
+template <typename S>
+class PathFoxEncoding : public PathEncoding<S> {
+ public:
+  explicit PathFoxEncoding(const EncodingSetup& setup) : PathEncoding<S>(setup, true) {}
+};
+
+}  // namespace
+
+EncodingFactories path_cuda_encoding() { return make_encoding_factories<PlainPathEncoding>(); }
+EncodingFactories path_fox_cuda_encoding() { return make_encoding_factories<PathFoxEncoding>(); }
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,324 @@
+// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan; the
+// backward kernels live in path_backward.cu. Algorithm: path_kernels.h and docs/design.md §4.
+#include "core/attention/cuda/online_softmax.cuh"
+#include "core/attention/path/cuda/path_workspace.cuh"
+#include "core/error.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+using namespace tiles;
+
+// ---- prep: one block per chunk ---------------------------------------------------------------------
+
+// Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
+// two blocks fit per multiprocessor at D = 128): Y takes the Gram matrix's space where it fits, and
+// for bf16 strict_lower(W Kᵀ) takes X's fp32 space once X has been converted to its operand copy.
+template <typename S, int D>
+struct PrepSmem {
+  static constexpr int ld = stride_of<S>(D), ldc = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
+  static constexpr size_t gram_bytes = tile_elems<float>(kChunk, kChunk) * sizeof(float);
+  static constexpr size_t y_bytes = tile_elems<S>(kChunk, D) * sizeof(S);
+  static constexpr bool y_over_gram = y_bytes <= gram_bytes;
+  S *w, *k, *q, *y;  // [64, D] tiles
+  float *g, *x;      // [64, 64] Gram W Wᵀ and X in fp32
+  S *xs, *sl, *mm;   // [64, 64] X, strict_lower(W Kᵀ), M as matrix-product operands
+  float* beta;       // [64]
+  size_t bytes;
+  __host__ __device__ explicit PrepSmem(unsigned char* base) {
+    SmemCarver c{base};
+    w = c.take<S>(tile_elems<S>(kChunk, D));
+    k = c.take<S>(tile_elems<S>(kChunk, D));
+    q = c.take<S>(tile_elems<S>(kChunk, D));
+    g = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    y = y_over_gram ? reinterpret_cast<S*>(g) : c.take<S>(tile_elems<S>(kChunk, D));
+    x = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    xs = kInPlace<S> ? reinterpret_cast<S*>(x) : c.take<S>(tile_elems<S>(kChunk, kChunk));
+    sl = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk)) : reinterpret_cast<S*>(x);
+    mm = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    beta = c.take<float>(kChunk);
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    path_prep_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = PrepSmem<S, D>;
+  constexpr int ld = Sm::ld, ldc = Sm::ldc, ldf = Sm::ldf;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int T = int(a.length), c = int(blockIdx.x), c0 = c * kChunk, valid = T - c0, r0 = 16 * warp_id();
+  const int64_t bh = blockIdx.y, tok = bh * T + c0, ptok = bh * ws.padded + c0;
+  const int64_t cc = (bh * ws.chunks + c) * kChunk * kChunk;  // this chunk's [64, 64] blocks
+
+  load_tile_async<S, kChunk, D>(sm.w, a.w + tok * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.k, a.k + tok * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.q, a.q + tok * D, D, valid);
+  cp_async_commit();
+  load_row_values(sm.beta, a.beta + tok, kChunk, valid, 0.f);
+  cp_async_wait<0>();
+  __syncthreads();
+
+  {  // Gram matrix W Wᵀ
+    float g[8][4];
+    zero(g);
+    mma_ss<BLayout::NK, false, 8, KTD>(g, sm.w + r0 * ld, ld, sm.w, ld);
+    store_acc(g, sm.g + r0 * ldf, ldf);
+    store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
+  }
+  __syncthreads();
+  // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
+  // X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later row's sum
+  // takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
+  if (threadIdx.x < kChunk) {
+    const int j = int(threadIdx.x);
+    float acc[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) acc[i] = 0.f;
+#pragma unroll
+    for (int l = 0; l < kChunk; ++l) {
+      const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * acc[l]);
+      sm.x[l * ldf + j] = x;
+#pragma unroll
+      for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
+    }
+  }
+  __syncthreads();
+  if constexpr (!kInPlace<S>)
+    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
+      sm.xs[(i / kChunk) * ldc + i % kChunk] = from_float<S>(sm.x[(i / kChunk) * ldf + i % kChunk]);
+  __syncthreads();
+  for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
+    ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
+
+  {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the key moves
+    float y[NTD][4];
+    zero(y);
+    mma_ss<BLayout::KN, false, NTD, 4>(y, sm.xs + r0 * ldc, ldc, sm.w, ld);
+    store_acc(y, sm.y + r0 * ld, ld);
+    store_acc(y, ws.y + (ptok + r0) * D, D);
+    zero(y);
+    mma_ss<BLayout::KN, true, NTD, 4>(y, sm.xs + r0, ldc, sm.w, ld);
+    store_acc(y, ws.yp + (ptok + r0) * D, D);
+  }
+  {  // strict_lower(W Kᵀ)
+    float sl[8][4];
+    zero(sl);
+    mma_ss<BLayout::NK, false, 8, KTD>(sl, sm.w + r0 * ld, ld, sm.k, ld);
+    mask_acc(sl, r0, [](int i, int j) { return j < i; });
+    store_acc(sl, sm.sl + r0 * ldc, ldc);
+    store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
+  }
+  float qw[8][4];  // tril(Q Wᵀ), this warp's rows
+  zero(qw);
+  mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
+  mask_acc(qw, r0, [](int i, int j) { return j <= i; });
+  store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
+  __syncthreads();
+  {  // M = X strict_lower(W Kᵀ)
+    float m[8][4];
+    zero(m);
+    mma_ss<BLayout::KN, false, 8, 4>(m, sm.xs + r0 * ldc, ldc, sm.sl, ldc);
+    store_acc(m, sm.mm + r0 * ldc, ldc);
+    store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
+  }
+  {  // Q̂ = Q − tril(Q Wᵀ) Y
+    float qh[NTD][4];
+    load_acc(qh, sm.q + r0 * ld, ld);
+    mma_acc<BLayout::KN>(qh, qw, sm.y, ld, -1.f);
+    store_acc(qh, ws.qh + (ptok + r0) * D, D);
+  }
+  __syncthreads();
+  {  // the chunk's own logits tril(Q Kᵀ) − tril(Q Wᵀ) M
+    float sd[8][4];
+    zero(sd);
+    mma_ss<BLayout::NK, false, 8, KTD>(sd, sm.q + r0 * ld, ld, sm.k, ld);
+    mask_acc(sd, r0, [](int i, int j) { return j <= i; });
+    mma_acc<BLayout::KN>(sd, qw, sm.mm, ldc, -1.f);
+    store_acc(sd, ws.sd + cc + r0 * kChunk, kChunk);
+  }
+  {  // K̂ = K − Mᵀ W
+    float kh[NTD][4], t[NTD][4];
+    load_acc(kh, sm.k + r0 * ld, ld);
+    zero(t);
+    mma_ss<BLayout::KN, true, NTD, 4>(t, sm.mm + r0, ldc, sm.w, ld);
+#pragma unroll
+    for (int n = 0; n < NTD; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) kh[n][e] -= t[n][e];
+    store_acc(kh, ws.kh + (ptok + r0) * D, D);
+  }
+}
+
+// ---- forward: one block per query chunk, key chunks scanned leftwards --------------------------------
+// Inside the query chunk's own span the queries U cross each key chunk by its rank-64 update; at the
+// span's start they are Q⁽ʲ⁾ (U = Q̂ R), so the keys of an earlier span j meet the fixed U as K̄ (moved
+// to span j's end), and U crosses the whole span at once: U ← U F_j.
+
+template <typename S, int D>
+struct ForwardSmem {
+  static constexpr int ld = stride_of<S>(D);
+  static constexpr size_t stage_bytes = 2 * staged_bytes<S>(kChunk, D) + 2 * size_t(tile_elems<S>(kChunk, D)) * sizeof(S);
+  static constexpr int stages = 2 * stage_bytes <= 113 * 1024 ? 2 : 1;  // keep two blocks per SM
+  static constexpr int stage_elems = int(stage_bytes / sizeof(S));
+  // F_j (bf16: D rows of stride ld) takes the Y and W slots of an earlier span's first chunk.
+  static_assert(kInPlace<S> || D <= 2 * kChunk);
+  S *kh, *y, *w, *v;  // stage 0's K̂ (or K̄), Y, W, V tiles of one key chunk; stage s at + s·stage_elems
+  float* gate;        // [stages][64]
+  size_t bytes;
+  __host__ __device__ explicit ForwardSmem(unsigned char* base) {
+    SmemCarver c{base};
+    S* stage = c.take<S>(stages * stage_elems);
+    kh = stage;
+    y = kh + staged_bytes<S>(kChunk, D) / sizeof(S);
+    w = y + staged_bytes<S>(kChunk, D) / sizeof(S);
+    v = w + tile_elems<S>(kChunk, D);
+    gate = c.take<float>(stages * kChunk);
+    bytes = c.offset;
+  }
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads)
+    path_forward_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* o, float* lse) {
+  constexpr int NTD = D / 8, KTD = D / 16;
+  using Sm = ForwardSmem<S, D>;
+  constexpr int ld = Sm::ld, kStages = Sm::stages;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const Sm sm(smem_raw);
+  const int T = int(a.length), nch = int(ws.chunks), qb = nch - 1 - int(blockIdx.x), s = int(ws.span_chunks);
+  const int q0 = qb * kChunk, r0 = 16 * warp_id(), own_first = qb / s * s;
+  const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
+  const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+  auto crosses_span = [&](int kb) { return kb > 0 && kb % s == 0; };  // U ← U F_{kb/s} after chunk kb
+  auto span_transform = [&](int kb) { return ws.fspan + (bh * ws.spans + kb / s) * D * D; };
+
+  // Iteration `it` handles key chunk qb − it: first the diagonal chunk, then leftwards.
+  auto issue = [&](int it) {
+    const int st = it % kStages, kb = qb - it, k0 = kb * kChunk;
+    const int so = st * Sm::stage_elems;
+    load_tile_async<S, kChunk, D>(sm.v + so, a.v + (base + k0) * D, D, T - k0);
+    if (it > 0 && kb >= own_first) {
+      load_tile_async<S, kChunk, D>(sm.w + so, a.w + (base + k0) * D, D, T - k0);
+      workspace_tile<S, kChunk, D>(sm.kh + so, ws.kh + (pbase + k0) * D);
+      workspace_tile<S, kChunk, D>(sm.y + so, ws.y + (pbase + k0) * D);
+    } else if (it > 0) {
+      workspace_tile<S, kChunk, D>(sm.kh + so, ws.kbar + (pbase + k0) * D);
+      if (crosses_span(kb)) workspace_tile<S, D, D>(sm.y + so, span_transform(kb));
+    }
+    if (gate) load_row_values(sm.gate + st * kChunk, gate + k0, kChunk, T - k0, 0.f);
+  };
+  auto tile = [&](S* smem, const S* ws_tensor, int64_t row0) -> TileRef<S> {
+    if constexpr (kInPlace<S>) return {ws_tensor + row0 * D, D};
+    return {smem, ld};
+  };
+  issue(0);
+  cp_async_commit();
+
+  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
+  float row_gate[2] = {0.f, 0.f};
+  for (int r = 0; r < 2; ++r) {
+    const int i = q0 + r0 + acc_row(2 * r);
+    if (gate && i < T) row_gate[r] = gate[i];
+  }
+  float u[NTD][4];  // the warp's queries, moved to the start of the key chunk being visited
+  load_acc(u, ws.qh + (pbase + q0 + r0) * D, D);
+  OnlineSoftmax sm_state;
+  float acc_o[NTD][4];
+  zero(acc_o);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if constexpr (kStages == 2) {
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+    const int st = it % kStages, kb = qb - it, k0 = kb * kChunk, so = st * Sm::stage_elems;
+    float x[8][4];
+    if (it == 0) {
+      const float* sd = ws.sd + ((bh * nch + qb) * kChunk + r0) * kChunk;
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) x[n][e] = sd[acc_row(e) * kChunk + acc_col(n, e)];
+    } else if (kb >= own_first) {  // inside the query chunk's span
+      const TileRef<S> kh = tile(sm.kh + so, ws.kh, pbase + k0), y = tile(sm.y + so, ws.y, pbase + k0);
+      float t[8][4];
+      zero(x);
+      zero(t);
+#pragma unroll
+      for (int kt = 0; kt < KTD; ++kt) {
+        Frag16<S> f;
+        frag_from_acc(f, u, kt);
+        mma16<BLayout::NK>(x, f, kh.p, kh.ld, 16 * kt);
+        mma16<BLayout::NK>(t, f, sm.w + so, ld, 16 * kt);
+      }
+      if (kb > 0) mma_acc<BLayout::KN>(u, t, y.p, y.ld, -1.f);  // U ← U (I − Wᵀ X W)
+    } else {  // an earlier span: logits U K̄ᵀ, then U ← U F_j past the span's first chunk
+      const TileRef<S> kbar = tile(sm.kh + so, ws.kbar, pbase + k0);
+      zero(x);
+      mma_acc<BLayout::NK>(x, u, kbar.p, kbar.ld);
+      if (crosses_span(kb)) {
+        const TileRef<S> f = tile(sm.y + so, span_transform(kb), 0);
+        multiply_square(u, f.p, f.ld);
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int jl = acc_col(n, e), il = r0 + acc_row(e);
+        float xv = x[n][e] * scale2;
+        if (gate) xv += gate2 * (row_gate[e >> 1] - sm.gate[st * kChunk + jl]);
+        x[n][e] = (it == 0 && jl > il) ? -INFINITY : xv;
+      }
+    sm_state.update(x, acc_o);
+    mma_acc<BLayout::KN>(acc_o, x, sm.v + so, ld);
+    if constexpr (kStages == 1) {
+      __syncthreads();
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+  }
+  float row_lse[2];
+  sm_state.finish(acc_o, row_lse);
+  const int row0 = q0 + r0;
+  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
+  store_row_pair(lse + base + row0, row_lse, T - row0);
+}
+
+}  // namespace
+
+template <typename S>
+size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
+  return PathWorkspace<S>(a).carve_forward(nullptr, a);
+}
+
+template <typename S>
+void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse, Workspace ws, cudaStream_t stream) {
+  check_path_args(a, "path_attention_forward (cuda)");
+  PathWorkspace<S> w(a);
+  check_workspace(ws, w.carve_forward(ws.data, a), "path_attention_forward (cuda)");  // carving reads nothing
+  const dim3 grid(unsigned(w.chunks), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, w);
+  });
+  launch_path_span_transforms(a, w, stream);
+  launch_path_key_movers(a, w, stream);
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
+                  w, o, lse);
+  });
+}
+
+#define PATHBENCH_INSTANTIATE(S)                                                               \
+  template size_t path_attention_forward_workspace_bytes<S>(const PathAttentionCudaArgs<S>&); \
+  template void path_attention_forward<S>(const PathAttentionCudaArgs<S>&, S*, float*, Workspace, cudaStream_t);
+PATHBENCH_INSTANTIATE(float)
+PATHBENCH_INSTANTIATE(bf16)
+#undef PATHBENCH_INSTANTIATE
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,52 @@
+// The `rope` encoding on the GPU: queries and keys rotated (rope_kernels.h), then fused softmax
+// attention; the backward rotates dq and dk back.
+#include "core/attention/softmax/cuda/softmax_encoding.h"
+#include "core/attention/rope/cuda/rope_kernels.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+template <typename S>
+class RopeEncoding : public PositionEncoding<S> {
+ public:
+  explicit RopeEncoding(const EncodingSetup& setup)
+      : ctx_(*setup.context), base_(setup.options.at("base").template get<double>()) {}
+
+  bool reserve(const AttentionDims& dims) override {
+    const size_t size = size_t(dims.batch * dims.heads * dims.length * dims.head_dim);
+    return attention_.reserve(dims) | q_rot_.reserve(size) | k_rot_.reserve(size);
+  }
+
+  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
+    const AttentionDims& d = in.dims;
+    const int64_t bh = d.batch * d.heads, size = bh * d.length * d.head_dim;
+    cudaStream_t s = ctx_.stream();
+    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(q_rot_.data(), in.q, size_t(size) * sizeof(S), cudaMemcpyDeviceToDevice, s));
+    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(k_rot_.data(), in.k, size_t(size) * sizeof(S), cudaMemcpyDeviceToDevice, s));
+    rope_rotate(q_rot_.data(), bh, d.length, d.head_dim, base_, false, 0, s);
+    rope_rotate(k_rot_.data(), bh, d.length, d.head_dim, base_, false, 0, s);
+    attention_.forward(ctx_, q_rot_.data(), k_rot_.data(), in.v, nullptr, 1.0f, o);
+  }
+
+  void backward(CudaParameters&, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+                float*) override {
+    const AttentionDims& d = in.dims;
+    const int64_t bh = d.batch * d.heads;
+    attention_.backward(ctx_, q_rot_.data(), k_rot_.data(), in.v, nullptr, 1.0f, o, d_o, dq, dk, dv, nullptr);
+    rope_rotate(dq, bh, d.length, d.head_dim, base_, true, 0, ctx_.stream());
+    rope_rotate(dk, bh, d.length, d.head_dim, base_, true, 0, ctx_.stream());
+  }
+
+ private:
+  const Context& ctx_;
+  double base_;
+  SoftmaxAttentionRunner<S> attention_;
+  DeviceBuffer<S> q_rot_{"rotated queries"}, k_rot_{"rotated keys"};  // [BH, T, D]
+};
+
+}  // namespace
+
+EncodingFactories rope_cuda_encoding() { return make_encoding_factories<RopeEncoding>(); }
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,65 @@
+// RoPE rotation kernel, CUDA: one thread per (row, pair), in place or into another buffer.
+#include <cmath>
+#include <string>
+
+#include "core/attention/cuda/tiles.cuh"
+#include "core/attention/rope/cuda/rope_kernels.h"
+#include "core/error.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+// θ_m in double per block (shared), then per element: the angle in double, reduced to [−π, π] in
+// double, its sine and cosine in float (accurate to a few ulp, like the CPU's double values rounded).
+template <typename S>
+__global__ void rope_kernel(const S* x, S* out, int64_t rows, int length, int half, double base, float sign,
+                            int64_t position_offset) {
+  __shared__ double theta[64];
+  for (int m = int(threadIdx.x); m < half; m += blockDim.x) theta[m] = pow(base, -2.0 * double(m) / double(2 * half));
+  __syncthreads();
+  constexpr double kTwoPi = 6.283185307179586;
+  const int64_t n = rows * half;
+  for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = idx / half;
+    const int m = int(idx % half);
+    const double angle = double(row % length + position_offset) * theta[m];
+    float sf, cf;
+    sincosf(float(fma(-rint(angle / kTwoPi), kTwoPi, angle)), &sf, &cf);
+    sf *= sign;
+    const S* xr = x + row * (2 * half);
+    const float a = tiles::to_float(xr[m]), b = tiles::to_float(xr[m + half]);
+    S* yr = out + row * (2 * half);
+    yr[m] = tiles::from_float<S>(a * cf - b * sf);
+    yr[m + half] = tiles::from_float<S>(a * sf + b * cf);
+  }
+}
+
+}  // namespace
+
+template <typename S>
+void rope_rotate_copy(const S* x, S* out, int64_t batch_heads, int64_t length, int64_t head_dim, double base,
+                      bool inverse, int64_t position_offset, cudaStream_t stream) {
+  if (batch_heads <= 0 || length <= 0 || head_dim <= 0 || head_dim % 2 != 0 || head_dim > 128)
+    throw Error("rope_rotate (cuda): bad shape BH " + std::to_string(batch_heads) + " T " + std::to_string(length) +
+                " D " + std::to_string(head_dim) + " (D must be even, at most 128)");
+  const int64_t n = batch_heads * length * (head_dim / 2);
+  const int64_t blocks = std::min<int64_t>((n + tiles::kThreads - 1) / tiles::kThreads, 4096);
+  launch_kernel(rope_kernel<S>, dim3(unsigned(blocks)), 0, stream, "rope_kernel", x, out, batch_heads * length,
+                int(length), int(head_dim / 2), base, inverse ? -1.f : 1.f, position_offset);
+}
+
+template <typename S>
+void rope_rotate(S* x, int64_t batch_heads, int64_t length, int64_t head_dim, double base, bool inverse,
+                 int64_t position_offset, cudaStream_t stream) {
+  rope_rotate_copy<S>(x, x, batch_heads, length, head_dim, base, inverse, position_offset, stream);
+}
+
+template void rope_rotate<float>(float*, int64_t, int64_t, int64_t, double, bool, int64_t, cudaStream_t);
+template void rope_rotate<bf16>(bf16*, int64_t, int64_t, int64_t, double, bool, int64_t, cudaStream_t);
+template void rope_rotate_copy<float>(const float*, float*, int64_t, int64_t, int64_t, double, bool, int64_t,
+                                      cudaStream_t);
+template void rope_rotate_copy<bf16>(const bf16*, bf16*, int64_t, int64_t, int64_t, double, bool, int64_t,
+                                     cudaStream_t);
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,354 @@
+// Stick-breaking attention, CUDA. One block per 64 query rows scans key blocks from the diagonal
+// leftwards; inside a block the softplus terms of the keys to the right of each key come from a
+// suffix sum across the row (registers and quad shuffles), the keys of blocks already seen from a
+// running carry. Backward rescans the same way (math in sba_kernels.h):
+//   g_ij = a_ij·(dO_i·v_j − r·dO_i·v_i),  dz_ij = g_ij·σ(−z_ij) − σ(z_ij)·Σ_{j'<j} g_ij',
+// with Σ_{j'<j} g_ij' = G_i − Σ_{j'≥j} g_ij' (r = 1 when the remainder goes to the current token).
+// G_i = Σ_j g_ij comes from a first pass of the same kernel that only sums g with the very
+// arithmetic of the second, so the difference never loses more than fp32 rounding (taking
+// G_i = dO_i·(o_i − r·v_i) from a stored o would not: its products used bf16-rounded weights).
+// dq stays in registers; dk, dv are accumulated with atomics.
+#include "core/attention/cuda/tiles.cuh"
+#include "core/attention/sba/cuda/sba_kernels.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+using namespace tiles;
+
+template <typename S, int D>
+struct SbaLayout {
+  static constexpr int ld = stride_of<S>(D);
+  static constexpr int lds = stride_of<S>(kChunk);
+  static constexpr int tile = tile_elems<S>(kChunk, D);
+  static constexpr size_t forward_bytes = 5 * tile * sizeof(S);  // Q + 2 × (K, V)
+  // Q, dO, stages × (K, V), then a and dz [64, 64] tiles.
+  static constexpr size_t backward_bytes(int stages) {
+    return (2 + 2 * stages) * tile * sizeof(S) + 2 * kChunk * lds * sizeof(S);
+  }
+  static constexpr int backward_stages = backward_bytes(2) <= 227 * 1024 ? 2 : 1;
+};
+
+// log σ(z), softplus(z) = −log σ(−z) and σ(z), from one exp and one log1p.
+struct SigmoidTerms {
+  float log_sigmoid, softplus, sigmoid;
+};
+__device__ __forceinline__ SigmoidTerms sigmoid_terms(float z) {
+  const float e = expf(-fabsf(z)), l1 = log1pf(e);
+  return {fminf(z, 0.f) - l1, fmaxf(z, 0.f) + l1, z >= 0.f ? 1.f / (1.f + e) : e / (1.f + e)};
+}
+
+// For each of the thread's two rows: out = Σ of v over the columns to the right (exclusive suffix
+// sum within the 64 columns of the block, across the quad); total = the row's sum.
+__device__ __forceinline__ void row_suffix_sums(const float (&v)[8][4], float (&out)[8][4], float (&total)[2]) {
+  const int t = lane_id() % 4, quad = lane_id() & ~3;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float right = 0.f;  // sum of the tiles to the right
+#pragma unroll
+    for (int n = 7; n >= 0; --n) {
+      const float pair = v[n][2 * r] + v[n][2 * r + 1];
+      float x = pair, y = __shfl_down_sync(kFullMask, x, 1);
+      if (t < 3) x += y;
+      y = __shfl_down_sync(kFullMask, x, 2);
+      if (t < 2) x += y;  // x = Σ_{t' ≥ t} pair_t'
+      const float tile_total = __shfl_sync(kFullMask, x, quad);
+      const float after = right + x - pair;  // columns of the threads to the right and later tiles
+      out[n][2 * r + 1] = after;
+      out[n][2 * r] = after + v[n][2 * r + 1];
+      right += tile_total;
+    }
+    total[r] = right;
+  }
+}
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, S* o) {
+  using L = SbaLayout<S, D>;
+  constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  S* sq = reinterpret_cast<S*>(smem_raw);
+  S* sk = sq + L::tile;
+  S* sv = sk + 2 * L::tile;
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const S* k = a.k + base * D;
+  const S* v = a.v + base * D;
+  const int q0 = qb * kChunk, w = warp_id();
+
+  auto issue = [&](int it) {
+    const int st = it & 1, k0 = (qb - it) * kChunk;
+    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
+    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
+  };
+  load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  float carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float acc_o[NTD][4];
+  zero(acc_o);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if (it < qb) issue(it + 1);
+    cp_async_commit();
+    const int st = it & 1, k0 = (qb - it) * kChunk;
+    float z[8][4], sp[8][4], after[8][4], total[2];
+    zero(z);
+    mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = q0 + 16 * w + acc_row(e), j = k0 + acc_col(n, e);
+        const SigmoidTerms st_ = sigmoid_terms(z[n][e] * a.scale);
+        const bool visible = j <= i && i < T;
+        sp[n][e] = visible ? st_.softplus : 0.f;
+        z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
+      }
+    row_suffix_sums(sp, after, total);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float av = expf(z[n][e] - after[n][e] - carry[e >> 1]);
+        z[n][e] = av;
+        mass[e >> 1] += av;
+      }
+    carry[0] += total[0];
+    carry[1] += total[1];
+    mma_acc<BLayout::KN>(acc_o, z, sv + st * L::tile, ld);
+  }
+  const int row0 = q0 + 16 * w;
+  if (a.remainder_to_current) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int i = row0 + acc_row(2 * r);
+      const float rest = 1.f - quad_sum(mass[r]);
+      if (i < T)
+#pragma unroll
+        for (int n = 0; n < NTD; ++n) {
+          const float2 vi = load_pair(v + int64_t(i) * D + acc_col(n, 0));
+          acc_o[n][2 * r] += rest * vi.x;
+          acc_o[n][2 * r + 1] += rest * vi.y;
+        }
+    }
+  }
+  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
+}
+
+// kTotals: the first pass, writing G_i to g_rows [BH, T]; otherwise the second, reading them and
+// producing dq and (atomically, into zeroed fp32 dk_acc, dv_acc) dk, dv.
+template <typename S, int D, bool kTotals>
+__global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCudaArgs<S> a, const S* d_o, float* g_rows,
+                                                                 S* dq, float* dk_acc, float* dv_acc) {
+  using L = SbaLayout<S, D>;
+  constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::backward_stages;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  S* sq = reinterpret_cast<S*>(smem_raw);
+  S* sdo = sq + L::tile;
+  S* sk = sdo + L::tile;             // [stages][64, D]
+  S* sv = sk + kStages * L::tile;    // [stages][64, D]
+  S* sa = sv + kStages * L::tile;    // [64 queries, 64 keys] weights a
+  S* sdz = sa + kChunk * lds;        // [64 queries, 64 keys] dz
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const S* k = a.k + base * D;
+  const S* v = a.v + base * D;
+  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
+  const float rem = a.remainder_to_current ? 1.f : 0.f;
+
+  auto issue = [&](int it) {
+    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
+    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
+  };
+  load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  load_tile_async<S, kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  // Per row: dO_i·v_i (each thread of the quad taking every 4th column) and, in the second pass, G_i.
+  float g_total[2] = {0.f, 0.f}, do_v[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = row0 + acc_row(2 * r);
+    float gv = 0.f;
+    if (i < T) {
+      for (int c = lane_id() % 4; c < D; c += 4)
+        gv += to_float(d_o[(base + i) * D + c]) * to_float(v[int64_t(i) * D + c]);
+      if (!kTotals) g_total[r] = g_rows[base + i];
+    }
+    do_v[r] = quad_sum(gv);
+  }
+
+  float carry[2] = {0.f, 0.f}, g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float acc_dq[NTD][4];
+  zero(acc_dq);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if constexpr (kStages == 2) {
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    const S* tk = sk + st * L::tile;
+    float z[8][4], dpv[8][4], sp[8][4], sig[8][4], after[8][4], total[2];
+    zero(z);
+    zero(dpv);
+    mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, tk, ld);
+    mma_ss<BLayout::NK, false, 8, KTD>(dpv, sdo + 16 * w * ld, ld, sv + st * L::tile, ld);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+        const SigmoidTerms st_ = sigmoid_terms(z[n][e] * a.scale);
+        const bool visible = j <= i && i < T;
+        sp[n][e] = visible ? st_.softplus : 0.f;
+        z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
+        sig[n][e] = st_.sigmoid;
+      }
+    row_suffix_sums(sp, after, total);
+    // z ← a, dpv ← g.
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float av = expf(z[n][e] - after[n][e] - carry[e >> 1]);
+        z[n][e] = av;
+        mass[e >> 1] += av;
+        dpv[n][e] = av * (dpv[n][e] - rem * do_v[e >> 1]);
+      }
+    carry[0] += total[0];
+    carry[1] += total[1];
+    row_suffix_sums(dpv, after, total);
+    // sp ← dz.
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+        const float before = g_total[e >> 1] - (after[n][e] + dpv[n][e] + g_carry[e >> 1]);
+        sp[n][e] = j <= i && i < T ? dpv[n][e] * (1.f - sig[n][e]) - sig[n][e] * before : 0.f;
+      }
+    g_carry[0] += total[0];
+    g_carry[1] += total[1];
+    if constexpr (!kTotals) {  // the first pass only sums g
+      mma_acc<BLayout::KN>(acc_dq, sp, tk, ld);
+      store_acc(z, sa + 16 * w * lds, lds);
+      store_acc(sp, sdz + 16 * w * lds, lds);
+      __syncthreads();
+      // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO.
+      const int key0 = k0 + 16 * w;
+      {
+        float acc[NTD][4];
+        zero(acc);
+        mma_ss<BLayout::KN, true, NTD, 4>(acc, sdz + 16 * w, lds, sq, ld);
+        atomic_add_acc(acc, dk_acc + (base + key0) * D, D, T - key0, a.scale);
+      }
+      {
+        float acc[NTD][4];
+        zero(acc);
+        mma_ss<BLayout::KN, true, NTD, 4>(acc, sa + 16 * w, lds, sdo, ld);
+        atomic_add_acc(acc, dv_acc + (base + key0) * D, D, T - key0);
+      }
+    }
+    if constexpr (kStages == 1) {
+      __syncthreads();
+      if (it < qb) issue(it + 1);
+      cp_async_commit();
+    }
+  }
+  if constexpr (kTotals) {
+    store_row_pair(g_rows + base + row0, g_carry, T - row0);
+    return;
+  }
+  store_acc(acc_dq, dq + (base + row0) * D, D, T - row0, a.scale);
+  if (a.remainder_to_current) {
+    float acc[NTD][4];
+    load_acc(acc, sdo + 16 * w * ld, ld);
+#pragma unroll
+    for (int n = 0; n < NTD; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[n][e] *= 1.f - quad_sum(mass[e >> 1]);
+    atomic_add_acc(acc, dv_acc + (base + row0) * D, D, T - row0);
+  }
+}
+
+// G_i per row [BH, T]; for bf16 storage also fp32 accumulators for dk and dv ([BH, T, D] each).
+struct SbaWorkspace {
+  float *g_rows, *dk_acc, *dv_acc;  // dk_acc, dv_acc: null for fp32 (dk, dv accumulate in place)
+  size_t bytes;
+};
+template <typename S>
+SbaWorkspace carve_workspace(void* base, const StickBreakingCudaArgs<S>& a) {
+  WorkspaceCarver c(base);  // 256-byte pieces: the vector atomics need 16-byte alignment
+  const int64_t rows = a.batch_heads * a.length, n = std::is_same_v<S, float> ? 0 : rows * a.head_dim;
+  SbaWorkspace w{c.take<float>(rows), n ? c.take<float>(n) : nullptr, n ? c.take<float>(n) : nullptr, 0};
+  w.bytes = c.bytes();
+  return w;
+}
+
+}  // namespace
+
+template <typename S>
+void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_t stream) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_forward (cuda)");
+  const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(sba_forward_kernel<S, D>, grid, SbaLayout<S, D>::forward_bytes, stream, "sba_forward_kernel", a, o);
+  });
+}
+
+template <typename S>
+size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a) {
+  return carve_workspace(nullptr, a).bytes;
+}
+
+template <typename S>
+void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+                             Workspace ws, cudaStream_t stream) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_backward (cuda)");
+  check_workspace(ws, stick_breaking_backward_workspace_bytes(a), "stick_breaking_backward (cuda)");
+  const int64_t n = a.batch_heads * a.length * a.head_dim;
+  constexpr bool staged = !std::is_same_v<S, float>;
+  const SbaWorkspace w = carve_workspace(ws.data, a);
+  float* g_rows = w.g_rows;
+  float* dk_acc = staged ? w.dk_acc : reinterpret_cast<float*>(dk);
+  float* dv_acc = staged ? w.dv_acc : reinterpret_cast<float*>(dv);
+  check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
+  check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
+  const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    using L = SbaLayout<S, D>;
+    const size_t smem = L::backward_bytes(L::backward_stages);
+    launch_kernel(sba_backward_kernel<S, D, true>, grid, smem, stream, "sba_backward_kernel (totals)", a, d_o, g_rows,
+                  dq, dk_acc, dv_acc);
+    launch_kernel(sba_backward_kernel<S, D, false>, grid, smem, stream, "sba_backward_kernel", a, d_o, g_rows, dq,
+                  dk_acc, dv_acc);
+  });
+  if (staged) {
+    detail::convert_from_float(dk_acc, dk, n, stream);
+    detail::convert_from_float(dv_acc, dv, n, stream);
+  }
+  (void)o;  // the weights are recomputed; o is part of the interface (as on the CPU)
+}
+
+#define PATHBENCH_INSTANTIATE(S)                                                                                    \
+  template void stick_breaking_forward<S>(const StickBreakingCudaArgs<S>&, S*, cudaStream_t);                      \
+  template size_t stick_breaking_backward_workspace_bytes<S>(const StickBreakingCudaArgs<S>&);                     \
+  template void stick_breaking_backward<S>(const StickBreakingCudaArgs<S>&, const S*, const S*, S*, S*, S*, Workspace, \
+                                           cudaStream_t);
+PATHBENCH_INSTANTIATE(float)
+PATHBENCH_INSTANTIATE(bf16)
+#undef PATHBENCH_INSTANTIATE
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,36 @@
+// CUDA twin of sba.h: stick-breaking attention (no softmax), in log space and online:
+// log a_ij = log σ(z_ij) − Σ_{j<l≤i} softplus(z_il), z = s·q_i·k_j, o_i = Σ_j a_ij v_j (+ the
+// remainder (1 − Σ_j a_ij)·v_i when remainder_to_current). Keys are scanned from the diagonal
+// leftwards, so the sum of softplus terms is a running carry; nothing of size T×T is stored.
+// Conventions (storage types, device pointers, workspace): kernel_common.h.
+#pragma once
+#include "core/attention/cuda/kernel_common.h"
+
+namespace pathbench::cuda {
+
+template <typename S>
+struct StickBreakingCudaArgs {
+  int64_t batch_heads = 0;  // B·H
+  int64_t length = 0;       // T
+  int64_t head_dim = 0;     // D: 16, 32, 64 or 128
+  float scale = 0;          // s
+  const S* q = nullptr;     // [BH, T, D]
+  const S* k = nullptr;     // [BH, T, D]
+  const S* v = nullptr;     // [BH, T, D]
+  bool remainder_to_current = false;
+};
+
+// o: [BH, T, D].
+template <typename S>
+void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_t stream);
+
+template <typename S>
+size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a);
+
+// dq, dk, dv: [BH, T, D] (overwritten). The weights are recomputed; o is not read (it is part of the
+// interface, as on the CPU).
+template <typename S>
+void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+                             Workspace ws, cudaStream_t stream);
+
+}  // namespace pathbench::cuda

@@ -1,0 +1,145 @@
+// Causal softmax attention, CUDA (FlashAttention-2 style). Forward: one block per 64 query rows,
+// keys streamed in blocks of 64 through a two-stage cp.async pipeline, online softmax in
+// registers; the FoX bias adds g·(c_i − c_j) to logits. Backward: the key-major kernel of
+// key_major_backward.cuh over the whole causal slice.
+#include "core/attention/cuda/online_softmax.cuh"
+#include "core/attention/cuda/tiles.cuh"
+#include "core/attention/cuda/key_major_backward.cuh"
+#include "core/attention/softmax/cuda/softmax_kernels.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+using namespace tiles;
+
+template <typename S, int D>
+struct SoftmaxLayout {
+  static constexpr int ld = stride_of<S>(D);      // row stride of [64, D] tiles
+  static constexpr int tile = tile_elems<S>(kChunk, D);
+  // Q + 2 stages × (K, V) tiles, then 2 stages × 64 key gates.
+  static constexpr size_t forward_bytes = 5 * tile * sizeof(S) + 2 * kChunk * sizeof(float);
+};
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttentionCudaArgs<S> a, S* o, float* lse) {
+  using L = SoftmaxLayout<S, D>;
+  constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  S* sq = reinterpret_cast<S*>(smem_raw);
+  S* sk = sq + L::tile;          // [2][64, D]
+  S* sv = sk + 2 * L::tile;      // [2][64, D]
+  float* sgate = reinterpret_cast<float*>(sv + 2 * L::tile);  // [2][64]
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);  // longest rows first
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const S* q = a.q + base * D;
+  const S* k = a.k + base * D;
+  const S* v = a.v + base * D;
+  const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+  const int q0 = qb * kChunk, w = warp_id();
+
+  auto issue = [&](int kb) {
+    const int st = kb & 1, k0 = kb * kChunk;
+    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
+    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
+    if (gate) load_row_values_async(sgate + st * kChunk, gate + k0, kChunk, T - k0);
+  };
+  load_tile_async<S, kChunk, D>(sq, q + int64_t(q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
+  float row_gate[2] = {0.f, 0.f};
+  for (int r = 0; r < 2; ++r) {
+    const int i = q0 + 16 * w + acc_row(2 * r);
+    if (gate && i < T) row_gate[r] = gate[i];
+  }
+  OnlineSoftmax sm;
+  float acc_o[NTD][4];
+  zero(acc_o);
+  for (int kb = 0; kb <= qb; ++kb) {
+    cp_async_wait<0>();
+    __syncthreads();
+    if (kb < qb) issue(kb + 1);
+    cp_async_commit();
+    const int st = kb & 1;
+    float x[8][4];
+    zero(x);
+    mma_ss<BLayout::NK, false, 8, KTD>(x, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int jl = acc_col(n, e), il = 16 * w + acc_row(e);
+        float xv = x[n][e] * scale2;
+        if (gate) xv += gate2 * (row_gate[e >> 1] - sgate[st * kChunk + jl]);
+        x[n][e] = (kb == qb && jl > il) ? -INFINITY : xv;
+      }
+    sm.update(x, acc_o);
+    mma_acc<BLayout::KN>(acc_o, x, sv + st * L::tile, ld);
+  }
+  float row_lse[2];
+  sm.finish(acc_o, row_lse);
+  const int row0 = q0 + 16 * w;
+  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
+  store_row_pair(lse + base + row0, row_lse, T - row0);
+}
+
+template <typename S>
+int64_t dq_accumulator_elems(const SoftmaxAttentionCudaArgs<S>& a) {
+  return std::is_same_v<S, float> ? 0 : a.batch_heads * a.length * a.head_dim;
+}
+
+}  // namespace
+
+template <typename S>
+void softmax_attention_forward(const SoftmaxAttentionCudaArgs<S>& a, S* o, float* lse, cudaStream_t stream) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "softmax_attention_forward (cuda)");
+  const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
+  with_head_dim(a.head_dim, [&]<int D>() {
+    launch_kernel(softmax_forward_kernel<S, D>, grid, SoftmaxLayout<S, D>::forward_bytes, stream,
+                  "softmax_forward_kernel", a, o, lse);
+  });
+}
+
+template <typename S>
+size_t softmax_attention_backward_workspace_bytes(const SoftmaxAttentionCudaArgs<S>& a) {
+  WorkspaceCarver c(nullptr);
+  c.take<float>(a.batch_heads * a.length);
+  c.take<float>(dq_accumulator_elems(a));
+  return c.bytes();
+}
+
+template <typename S>
+void softmax_attention_backward(const SoftmaxAttentionCudaArgs<S>& a, const S* o, const float* lse, const S* d_o,
+                                S* dq, S* dk, S* dv, float* d_cum_log_gate, Workspace ws, cudaStream_t stream) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "softmax_attention_backward (cuda)");
+  check_workspace(ws, softmax_attention_backward_workspace_bytes(a), "softmax_attention_backward (cuda)");
+  WorkspaceCarver c(ws.data);
+  const int64_t rows = a.batch_heads * a.length, n = rows * a.head_dim;
+  float* delta = c.take<float>(rows);
+  float* dq_acc = dq_accumulator_elems(a) > 0 ? c.take<float>(n) : reinterpret_cast<float*>(dq);
+  check_cuda(cudaMemsetAsync(dq_acc, 0, n * sizeof(float), stream), "softmax_attention_backward: zero dq");
+  detail::row_dot(d_o, o, delta, rows, a.head_dim, stream);
+  KeyMajorBackwardArgs<S, S> km;
+  km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;
+  km.k = a.k, km.k_slice = a.length;
+  km.q = a.q, km.dq = dq_acc, km.q_slice = a.length;
+  km.v = a.v, km.d_o = d_o, km.lse = lse, km.delta = delta, km.gate = a.cum_log_gate;
+  km.dk = dk, km.dv = dv, km.d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr, km.out_slice = a.length;
+  key_major_backward(km, a.head_dim, stream);
+  if (dq_accumulator_elems(a) > 0) detail::convert_from_float(dq_acc, dq, n, stream);
+}
+
+#define PATHBENCH_INSTANTIATE(S)                                                                                 \
+  template void softmax_attention_forward<S>(const SoftmaxAttentionCudaArgs<S>&, S*, float*, cudaStream_t);     \
+  template size_t softmax_attention_backward_workspace_bytes<S>(const SoftmaxAttentionCudaArgs<S>&);            \
+  template void softmax_attention_backward<S>(const SoftmaxAttentionCudaArgs<S>&, const S*, const float*, const S*, \
+                                              S*, S*, S*, float*, Workspace, cudaStream_t);
+PATHBENCH_INSTANTIATE(float)
+PATHBENCH_INSTANTIATE(bf16)
+#undef PATHBENCH_INSTANTIATE
+
+}  // namespace pathbench::cuda

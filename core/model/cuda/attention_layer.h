@@ -1,0 +1,29 @@
+// GPU twin of attention_layer.h: fused q/k/v projection (the three weights are adjacent in the
+// parameter buffer, so they form one [3·H·D, C] matrix), head split, the GPU position encoding
+// chosen by name, head merge, output projection. Attention tensors are bf16 in bf16 mode, fp32
+// otherwise; make_attention_layer picks.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "core/cuda/context.h"
+#include "core/params/cuda/parameters.h"
+#include "core/model/model_config.h"
+
+namespace pathbench::cuda {
+
+class AttentionBlock {
+ public:
+  virtual ~AttentionBlock() = default;
+  // Sizes the buffers (the encoding's too) for [batch, length]; true when any was reallocated.
+  virtual bool reserve(int64_t batch, int64_t length) = 0;
+  // x: [B, T, C] (kept by the caller until backward); y: [B, T, C] += attention(x).
+  virtual void forward(const float* x, float* y, int64_t batch, int64_t length) = 0;
+  // dy: [B, T, C]; dx: [B, T, C] (overwritten).
+  virtual void backward(const float* dy, float* dx) = 0;
+};
+
+std::unique_ptr<AttentionBlock> make_attention_layer(Context& ctx, CudaParameters& params, const std::string& prefix,
+                                                     const ModelConfig& config);
+
+}  // namespace pathbench::cuda

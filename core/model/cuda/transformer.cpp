@@ -1,0 +1,178 @@
+// GPU transformer forward and backward over the residual stream, mirroring transformer.cpp.
+#include "core/model/cuda/transformer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/ops/cuda/linear.h"
+
+namespace pathbench::cuda {
+
+Transformer::Transformer(const ModelConfig& config, Precision precision)
+    : host_(config), ctx_(precision), device_params_(host_.params(), precision == Precision::bf16, ctx_.stream()) {
+  const ParameterSet<float>& layout = host_.params();
+  embedding_ = layout.find("embedding");
+  final_norm_ = layout.find("final_norm");
+  head_ = config.tie_embeddings ? embedding_ : layout.find("head");
+  blocks_.resize(config.n_layers);
+  for (int64_t l = 0; l < config.n_layers; ++l) {
+    const std::string prefix = fmt::format("layers.{}.", l);
+    Block& b = blocks_[l];
+    b.norm1 = layout.find(prefix + "norm1");
+    b.norm2 = layout.find(prefix + "norm2");
+    b.attn = make_attention_layer(ctx_, device_params_, prefix + "attn.", config);
+    b.mlp = std::make_unique<MlpLayer>(ctx_, device_params_, prefix + "mlp.", config);
+  }
+  residual_.resize(config.n_layers + 1);
+  totals_.reserve(1);
+  totals_host_.reserve(1);
+}
+
+void Transformer::init_parameters(uint64_t seed) {
+  host_.init_parameters(seed);
+  upload_parameters();
+}
+
+void Transformer::upload_parameters() { device_params_.upload_values(host_.params()); }
+
+ParameterSet<float>& Transformer::download_parameters() {
+  device_params_.download(host_.params());
+  return host_.params();
+}
+
+void Transformer::prepare(const TokenBatch& batch) {
+  const ModelConfig& cfg = config();
+  const int64_t v = cfg.vocab_size, c = cfg.d_model;
+  check_batch(batch, v);
+  batch_ = batch.batch;
+  length_ = batch.length;
+  const int64_t n = batch_ * length_;
+  plan_layout_ = embedding_plan_layout(n, v);
+  const size_t ints = size_t(2 * n) + plan_layout_.size;
+
+  bool moved = staged_ints_.reserve(ints);
+  moved |= staged_weights_.reserve(size_t(n));
+  moved |= batch_ints_.reserve(ints);
+  moved |= batch_weights_.reserve(size_t(n));
+  for (auto& r : residual_) moved |= r.reserve(size_t(n * c));
+  for (Block& b : blocks_) {
+    for (auto* buf : {&b.xn1, &b.x_mid, &b.xn2}) moved |= buf->reserve(size_t(n * c));
+    for (auto* buf : {&b.rstd1, &b.rstd2}) moved |= buf->reserve(size_t(n));
+    moved |= b.attn->reserve(batch_, length_);
+    moved |= b.mlp->reserve(n);
+  }
+  for (auto* buf : {&xn_out_, &d_x_, &d_tmp_}) moved |= buf->reserve(size_t(n * c));
+  moved |= rstd_out_.reserve(size_t(n));
+  for (auto* buf : {&logits_, &probs_, &d_logits_}) moved |= buf->reserve(size_t(n * v));
+  moved |= row_loss_.reserve(size_t(n));
+  moved |= argmax_.reserve(size_t(n));
+  moved |= scratch_.reserve(size_t(std::max(kColumnScratchPerColumn, plan_layout_.max_segments) * c));
+  const int64_t hd = cfg.n_heads * cfg.head_dim();
+  moved |= ctx_.reserve_staging(size_t(n * std::max({c, 3 * hd, cfg.hidden(), v})));
+
+  int32_t* staged = staged_ints_.data();
+  std::memcpy(staged, batch.tokens.data(), sizeof(int32_t) * n);
+  std::memcpy(staged + n, batch.targets.data(), sizeof(int32_t) * n);
+  build_embedding_plan(batch.tokens.data(), n, v, staged + 2 * n);
+  std::memcpy(staged_weights_.data(), batch.weights.data(), sizeof(float) * n);
+  if (moved) ++generation_;
+}
+
+void Transformer::enqueue_upload() {
+  const int64_t n = batch_ * length_;
+  const size_t ints = size_t(2 * n) + plan_layout_.size;
+  PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(batch_ints_.data(), staged_ints_.data(), ints * sizeof(int32_t),
+                                       cudaMemcpyHostToDevice, ctx_.stream()));
+  PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(batch_weights_.data(), staged_weights_.data(), size_t(n) * sizeof(float),
+                                       cudaMemcpyHostToDevice, ctx_.stream()));
+}
+
+void Transformer::enqueue_forward() {
+  const ModelConfig& cfg = config();
+  const int64_t n = batch_ * length_, c = cfg.d_model, v = cfg.vocab_size;
+  const float eps = float(cfg.norm_eps);
+  cudaStream_t s = ctx_.stream();
+  CudaParameters& p = device_params_;
+  const size_t bytes = size_t(n * c) * sizeof(float);
+  embedding_forward(batch_ints_.data(), p.value(embedding_), residual_[0].data(), n, c, s);
+  for (size_t l = 0; l < blocks_.size(); ++l) {
+    Block& b = blocks_[l];
+    rmsnorm_forward(residual_[l].data(), p.value(b.norm1), b.xn1.data(), b.rstd1.data(), n, c, eps, s);
+    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(b.x_mid.data(), residual_[l].data(), bytes, cudaMemcpyDeviceToDevice, s));
+    b.attn->forward(b.xn1.data(), b.x_mid.data(), batch_, length_);
+    rmsnorm_forward(b.x_mid.data(), p.value(b.norm2), b.xn2.data(), b.rstd2.data(), n, c, eps, s);
+    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(residual_[l + 1].data(), b.x_mid.data(), bytes, cudaMemcpyDeviceToDevice, s));
+    b.mlp->forward(b.xn2.data(), residual_[l + 1].data(), n);
+  }
+  rmsnorm_forward(residual_.back().data(), p.value(final_norm_), xn_out_.data(), rstd_out_.data(), n, c, eps, s);
+  linear_forward(ctx_, {xn_out_.data()}, p.weight(head_), logits_.data(), n, c, v);
+}
+
+void Transformer::enqueue_loss() {
+  const int64_t n = batch_ * length_;
+  cross_entropy_forward(logits_.data(), batch_ints_.data() + n, batch_weights_.data(), probs_.data(),
+                        row_loss_.data(), totals_.data(), n, config().vocab_size, ctx_.stream());
+}
+
+void Transformer::enqueue_backward() {
+  const ModelConfig& cfg = config();
+  const int64_t n = batch_ * length_, c = cfg.d_model, v = cfg.vocab_size;
+  cudaStream_t s = ctx_.stream();
+  CudaParameters& p = device_params_;
+  cross_entropy_backward(probs_.data(), batch_ints_.data() + n, batch_weights_.data(), totals_.data(), 1.0f,
+                         d_logits_.data(), n, v, s);
+  linear_backward(ctx_, {xn_out_.data()}, p.weight(head_), {d_logits_.data()}, d_tmp_.data(), n, c, v);
+  PATHBENCH_CUDA_CHECK(cudaMemsetAsync(d_x_.data(), 0, size_t(n * c) * sizeof(float), s));
+  rmsnorm_backward(residual_.back().data(), p.value(final_norm_), rstd_out_.data(), d_tmp_.data(), d_x_.data(),
+                   p.grad(final_norm_), scratch_.data(), n, c, s);
+  for (size_t l = blocks_.size(); l-- > 0;) {
+    Block& b = blocks_[l];
+    // x_out = x_mid + mlp(norm2(x_mid)): d_x flows to x_mid directly and through the MLP.
+    b.mlp->backward(d_x_.data(), d_tmp_.data());
+    rmsnorm_backward(b.x_mid.data(), p.value(b.norm2), b.rstd2.data(), d_tmp_.data(), d_x_.data(), p.grad(b.norm2),
+                     scratch_.data(), n, c, s);
+    // x_mid = x_in + attn(norm1(x_in))
+    b.attn->backward(d_x_.data(), d_tmp_.data());
+    rmsnorm_backward(residual_[l].data(), p.value(b.norm1), b.rstd1.data(), d_tmp_.data(), d_x_.data(),
+                     p.grad(b.norm1), scratch_.data(), n, c, s);
+  }
+  embedding_backward(batch_ints_.data() + 2 * n, d_x_.data(), p.grad(embedding_), scratch_.data(), n, v, c, s);
+}
+
+float Transformer::read_loss() {
+  PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(totals_host_.data(), totals_.data(), sizeof(CrossEntropyTotals),
+                                       cudaMemcpyDeviceToHost, ctx_.stream()));
+  ctx_.synchronize();
+  return loss_value(*totals_host_.data());
+}
+
+float Transformer::forward_loss(const TokenBatch& batch) {
+  prepare(batch);
+  enqueue_upload();
+  enqueue_forward();
+  enqueue_loss();
+  return read_loss();
+}
+
+void Transformer::backward() {
+  enqueue_backward();
+  ctx_.synchronize();
+}
+
+std::vector<float> Transformer::download_logits() {
+  std::vector<float> out(size_t(batch_ * length_ * config().vocab_size));
+  copy_to_host(out.data(), logits_.data(), out.size(), ctx_.stream());
+  return out;
+}
+
+std::vector<int32_t> Transformer::download_argmax() {
+  const int64_t n = batch_ * length_;
+  argmax_rows(logits_.data(), argmax_.data(), n, config().vocab_size, ctx_.stream());
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  copy_to_host(out.data(), argmax_.data(), out.size(), ctx_.stream());
+  return out;
+}
+
+}  // namespace pathbench::cuda

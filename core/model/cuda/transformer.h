@@ -1,0 +1,99 @@
+// The GPU transformer: the same model as transformer.h (embedding → N × [RMSNorm → attention(PE) →
+// residual → RMSNorm → MLP → residual] → RMSNorm → LM head) with fp32 master weights on the device
+// and products at a selectable precision (fp32, tf32, bf16 with fp32 accumulation).
+//
+// Results API as the CPU Transformer<float>: forward_loss(batch), backward() accumulating into the
+// gradients, params() a ParameterSet<float> with the same names and layout (it is built by a host
+// Transformer<float> of the same config, so initialization and checkpoints are interchangeable).
+// The host set is a mirror: download_parameters() refreshes it from the device, upload_parameters()
+// sends it back.
+//
+// For CUDA graphs, a training step is split into prepare() (host work: validation, buffer sizing,
+// staging the batch in page-locked memory) and enqueue_*() calls that only queue device work.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/cuda/context.h"
+#include "core/model/batch.h"
+#include "core/model/cuda/attention_layer.h"
+#include "core/model/cuda/mlp_layer.h"
+#include "core/params/cuda/parameters.h"
+#include "core/model/transformer.h"
+#include "core/ops/cuda/ops.h"
+
+namespace pathbench::cuda {
+
+class Transformer {
+ public:
+  Transformer(const ModelConfig& config, Precision precision);
+
+  const ModelConfig& config() const { return host_.config(); }
+  Context& context() { return ctx_; }
+  CudaParameters& device_params() { return device_params_; }
+
+  // The host mirror of the parameters (names, layout, checkpoints).
+  ParameterSet<float>& params() { return host_.params(); }
+  // Initializes exactly as Transformer<float>::init_parameters(seed) and uploads.
+  void init_parameters(uint64_t seed);
+  void upload_parameters();
+  ParameterSet<float>& download_parameters();  // values and gradients
+
+  // forward + masked loss over a batch, like the CPU model; synchronizes.
+  float forward_loss(const TokenBatch& batch);
+  // Accumulates d(loss)/d(parameters) of the last forward_loss into the device gradients; synchronizes.
+  void backward();
+  // Of the last forward: logits [B·T, V], and the argmax of each row [B·T].
+  std::vector<float> download_logits();
+  std::vector<int32_t> download_argmax();
+
+  // ---- the pieces of a step, for the trainer and graph capture ----
+  // Validates the batch, sizes every buffer for it and stages it in page-locked memory.
+  void prepare(const TokenBatch& batch);
+  // Counts the prepare() calls that reallocated a device buffer: a graph captured at another
+  // generation holds stale pointers.
+  uint64_t buffer_generation() const { return generation_; }
+  void enqueue_upload();    // staged batch → device
+  void enqueue_forward();
+  void enqueue_loss();
+  void enqueue_backward();
+  // Σ w·loss and Σ w of the last loss, in device memory.
+  const CrossEntropyTotals* loss_totals() const { return totals_.data(); }
+
+ private:
+  struct Block {
+    CudaParameters::Id norm1, norm2;
+    std::unique_ptr<AttentionBlock> attn;
+    std::unique_ptr<MlpLayer> mlp;
+    DeviceBuffer<float> xn1{"normed residual"}, x_mid{"residual"}, xn2{"normed residual"};  // [N, C]
+    DeviceBuffer<float> rstd1{"norm statistics"}, rstd2{"norm statistics"};                // [N]
+  };
+
+  float read_loss();
+
+  pathbench::Transformer<float> host_;  // layout, initialization, host mirror of the values
+  Context ctx_;
+  CudaParameters device_params_;
+  CudaParameters::Id embedding_, final_norm_, head_;
+  std::vector<Block> blocks_;
+
+  int64_t batch_ = 0, length_ = 0;
+  uint64_t generation_ = 0;
+  EmbeddingPlanLayout plan_layout_;
+  PinnedBuffer<int32_t> staged_ints_{"the staged batch"};    // tokens [N] | targets [N] | embedding plan
+  PinnedBuffer<float> staged_weights_{"the staged batch"};   // [N]
+  DeviceBuffer<int32_t> batch_ints_{"the batch"};            // as staged
+  DeviceBuffer<float> batch_weights_{"the batch"};           // [N]
+  std::vector<DeviceBuffer<float>> residual_;                // L + 1 × [N, C]: input of block l, final output
+  DeviceBuffer<float> xn_out_{"normed output"}, rstd_out_{"norm statistics"};  // [N, C], [N]
+  DeviceBuffer<float> logits_{"logits"}, probs_{"probabilities"}, d_logits_{"logit gradients"};  // [N, V]
+  DeviceBuffer<double> row_loss_{"row losses"};              // [N]
+  DeviceBuffer<CrossEntropyTotals> totals_{"loss totals"};   // [1]
+  DeviceBuffer<float> d_x_{"residual gradient"}, d_tmp_{"gradient scratch"};  // [N, C]
+  DeviceBuffer<float> scratch_{"column-sum scratch"};        // column sums and embedding segment sums
+  DeviceBuffer<int32_t> argmax_{"argmax"};                   // [N]
+  PinnedBuffer<CrossEntropyTotals> totals_host_{"loss totals"};
+};
+
+}  // namespace pathbench::cuda

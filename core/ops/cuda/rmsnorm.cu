@@ -1,0 +1,64 @@
+// RMSNorm on the GPU: one warp per row; the gain gradient through fixed-order column sums.
+#include "core/cuda/reduce.cuh"
+#include "core/ops/cuda/ops.h"
+
+namespace pathbench::cuda {
+
+static_assert(kColumnScratchPerColumn == kColumnSplits, "column-sum scratch size");
+
+namespace {
+
+constexpr int kRowsPerBlock = 8;  // warps per block
+
+__global__ void rmsnorm_forward_kernel(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c,
+                                       float eps) {
+  const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= n) return;
+  const float* xr = x + row * c;
+  float ss = 0.0f;
+  for (int64_t j = lane; j < c; j += 32) ss += xr[j] * xr[j];
+  ss = warp_sum(ss);
+  const float s = 1.0f / sqrtf(ss / float(c) + eps);
+  if (lane == 0) rstd[row] = s;
+  for (int64_t j = lane; j < c; j += 32) y[row * c + j] = xr[j] * s * g[j];
+}
+
+// dx_j += s·g_j·dy_j − s³/C · x_j · Σ_k dy_k g_k x_k
+__global__ void rmsnorm_backward_kernel(const float* x, const float* g, const float* rstd, const float* dy, float* dx,
+                                        int64_t n, int64_t c) {
+  const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
+  const int lane = threadIdx.x & 31;
+  if (row >= n) return;
+  const float* xr = x + row * c;
+  const float* dyr = dy + row * c;
+  float dot = 0.0f;
+  for (int64_t j = lane; j < c; j += 32) dot += dyr[j] * g[j] * xr[j];
+  dot = warp_sum(dot);
+  const float s = rstd[row], coef = s * s * s * dot / float(c);
+  for (int64_t j = lane; j < c; j += 32) dx[row * c + j] += s * g[j] * dyr[j] - coef * xr[j];
+}
+
+// dg_j = Σ_r dy_rj · x_rj · s_r
+struct GainGradient {
+  const float *x, *dy, *rstd;
+  int64_t c;
+  __device__ float operator()(int64_t r, int64_t j) const { return dy[r * c + j] * x[r * c + j] * rstd[r]; }
+};
+
+}  // namespace
+
+void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c, float eps,
+                     cudaStream_t stream) {
+  rmsnorm_forward_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(x, g, y, rstd, n, c, eps);
+  PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_forward_kernel");
+}
+
+void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
+                      float* scratch, int64_t n, int64_t c, cudaStream_t stream) {
+  rmsnorm_backward_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(x, g, rstd, dy, dx, n, c);
+  PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_backward_kernel");
+  column_sums(GainGradient{x, dy, rstd, c}, n, c, scratch, dg, stream);
+}
+
+}  // namespace pathbench::cuda

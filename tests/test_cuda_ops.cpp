@@ -1,0 +1,219 @@
+// GPU ops against their CPU implementations (float64 references on the same float inputs, outputs
+// poisoned with NaN before each run): RMSNorm, embedding, activations, masked cross-entropy and
+// argmax, linear products at each precision, head split and merge. Run with `pathbench_tests --require-gpu "[cuda]"`.
+#ifdef PATHBENCH_WITH_CUDA
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "core/cuda/context.h"
+#include "core/ops/activations.h"
+#include "core/ops/cross_entropy.h"
+#include "core/ops/cuda/head_layout.h"
+#include "core/ops/cuda/linear.h"
+#include "core/ops/cuda/ops.h"
+#include "core/ops/embedding.h"
+#include "core/ops/head_layout.h"
+#include "core/ops/linear.h"
+#include "core/ops/rmsnorm.h"
+#include "tests/cuda_test_support.h"
+#include "tests/test_support.h"
+
+namespace pathbench {
+namespace {
+
+using namespace cuda_testing;
+
+TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda]") {
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const std::pair<int64_t, int64_t> shapes[] = {{37, 96}, {300, 128}, {5, 1000}};
+  uint64_t seed = 10;
+  for (auto [n, c] : shapes) {
+    const auto x = randn(n * c, ++seed), g = randn(c, ++seed, 0.2, 1.0), dy = randn(n * c, ++seed);
+    const auto dx0 = randn(n * c, ++seed), dg0 = randn(c, ++seed);
+    std::vector<double> y_ref(n * c), rstd_ref(n), dx_ref = to_double(dx0), dg_ref = to_double(dg0);
+    rmsnorm_forward(to_double(x).data(), to_double(g).data(), y_ref.data(), rstd_ref.data(), n, c, 1e-5);
+    rmsnorm_backward(to_double(x).data(), to_double(g).data(), rstd_ref.data(), to_double(dy).data(), dx_ref.data(),
+                     dg_ref.data(), n, c);
+
+    auto xd = to_device(x, s), gd = to_device(g, s), dyd = to_device(dy, s), dxd = to_device(dx0, s),
+         dgd = to_device(dg0, s);
+    auto y = poisoned(n * c, s), rstd = poisoned(n, s), scratch = poisoned(cuda::kColumnScratchPerColumn * c, s);
+    cuda::rmsnorm_forward(xd.data(), gd.data(), y.data(), rstd.data(), n, c, 1e-5f, s);
+    cuda::rmsnorm_backward(xd.data(), gd.data(), rstd.data(), dyd.data(), dxd.data(), dgd.data(), scratch.data(), n,
+                           c, s);
+    INFO("n " << n << ", c " << c);
+    CHECK(rel_error(to_host(y, n * c, s), y_ref) <= kFp32Tolerance);
+    CHECK(rel_error(to_host(rstd, n, s), rstd_ref) <= kFp32Tolerance);
+    CHECK(rel_error(to_host(dxd, n * c, s), dx_ref) <= kFp32Tolerance);
+    CHECK(rel_error(to_host(dgd, c, s), dg_ref) <= kFp32Tolerance);
+  }
+}
+
+TEST_CASE("GPU embedding forward and backward match the CPU", "[cuda]") {
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const int64_t shapes[][3] = {{1000, 7, 64}, {200, 300, 48}, {33, 1, 130}, {4096, 5, 128}};  // n, vocab, c
+  uint64_t seed = 20;
+  for (const auto& shape : shapes) {
+    const int64_t n = shape[0], v = shape[1], c = shape[2];
+    const auto tokens = random_tokens(n, v, ++seed);
+    const auto table = randn(v * c, ++seed), dout = randn(n * c, ++seed), dtable0 = randn(v * c, ++seed);
+    std::vector<double> out_ref(n * c), dtable_ref = to_double(dtable0);
+    embedding_forward(tokens.data(), to_double(table).data(), out_ref.data(), n, c);
+    embedding_backward(tokens.data(), to_double(dout).data(), dtable_ref.data(), n, c);
+
+    const cuda::EmbeddingPlanLayout layout = cuda::embedding_plan_layout(n, v);
+    std::vector<int32_t> plan(layout.size);
+    cuda::build_embedding_plan(tokens.data(), n, v, plan.data());
+    auto tokd = to_device(tokens, s), pland = to_device(plan, s);
+    auto tabled = to_device(table, s), doutd = to_device(dout, s), dtabled = to_device(dtable0, s);
+    auto out = poisoned(n * c, s), partial = poisoned(layout.max_segments * c, s);
+    cuda::embedding_forward(tokd.data(), tabled.data(), out.data(), n, c, s);
+    cuda::embedding_backward(pland.data(), doutd.data(), dtabled.data(), partial.data(), n, v, c, s);
+    INFO("n " << n << ", vocab " << v << ", c " << c);
+    CHECK(rel_error(to_host(out, n * c, s), out_ref) == 0.0);
+    CHECK(rel_error(to_host(dtabled, v * c, s), dtable_ref) <= kFp32Tolerance);
+  }
+}
+
+TEST_CASE("GPU activations match the CPU", "[cuda]") {
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const int64_t n = 10007;
+  const auto a = randn(n, 31, 2.0), b = randn(n, 32), dh = randn(n, 33);
+  const auto ad = to_double(a), bd = to_double(b), dhd = to_double(dh);
+  auto a_d = to_device(a, s), b_d = to_device(b, s), dh_d = to_device(dh, s);
+  {
+    std::vector<double> h_ref(n), da_ref(n), db_ref(n);
+    swiglu_forward(ad.data(), bd.data(), h_ref.data(), n);
+    swiglu_backward(ad.data(), bd.data(), dhd.data(), da_ref.data(), db_ref.data(), n);
+    auto h = poisoned(n, s), da = poisoned(n, s), db = poisoned(n, s);
+    cuda::swiglu_forward(a_d.data(), b_d.data(), h.data(), n, s);
+    cuda::swiglu_backward(a_d.data(), b_d.data(), dh_d.data(), da.data(), db.data(), n, s);
+    CHECK(rel_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
+    CHECK(rel_error(to_host(da, n, s), da_ref) <= kFp32Tolerance);
+    CHECK(rel_error(to_host(db, n, s), db_ref) <= kFp32Tolerance);
+  }
+  {
+    std::vector<double> h_ref(n), dx_ref(n);
+    gelu_forward(ad.data(), h_ref.data(), n);
+    gelu_backward(ad.data(), dhd.data(), dx_ref.data(), n);
+    auto h = poisoned(n, s), dx = poisoned(n, s);
+    cuda::gelu_forward(a_d.data(), h.data(), n, s);
+    cuda::gelu_backward(a_d.data(), dh_d.data(), dx.data(), n, s);
+    CHECK(rel_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
+    CHECK(rel_error(to_host(dx, n, s), dx_ref) <= kFp32Tolerance);
+  }
+}
+
+TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const int64_t shapes[][2] = {{333, 7}, {64, 1000}, {9, 1}};
+  uint64_t seed = 40;
+  for (const auto& shape : shapes) {
+    const int64_t n = shape[0], v = shape[1];
+    for (bool all_zero : {false, true}) {
+      const auto logits = randn(n * v, ++seed, 3.0);
+      const auto targets = random_tokens(n, v, ++seed);
+      std::vector<float> weights = randn(n, ++seed);
+      for (auto& w : weights) w = all_zero || w < -0.5f ? 0.0f : std::fabs(w);
+      std::vector<double> probs_ref(n * v), dlogits_ref(n * v);
+      const double loss_ref =
+          cross_entropy_forward(to_double(logits).data(), targets.data(), weights.data(), probs_ref.data(), n, v);
+      cross_entropy_backward(probs_ref.data(), targets.data(), weights.data(), 1.0, dlogits_ref.data(), n, v);
+
+      auto ld = to_device(logits, s), wd = to_device(weights, s);
+      auto td = to_device(targets, s);
+      auto probs = poisoned(n * v, s), dlogits = poisoned(n * v, s);
+      DeviceBuffer<double> row_loss(n, "row losses");
+      DeviceBuffer<cuda::CrossEntropyTotals> totals(1, "totals");
+      DeviceBuffer<int32_t> argmax(n, "argmax");
+      cuda::cross_entropy_forward(ld.data(), td.data(), wd.data(), probs.data(), row_loss.data(), totals.data(), n, v,
+                                  s);
+      cuda::cross_entropy_backward(probs.data(), td.data(), wd.data(), totals.data(), 1.0f, dlogits.data(), n, v, s);
+      cuda::argmax_rows(ld.data(), argmax.data(), n, v, s);
+      const double loss = cuda::loss_value(to_host(totals, 1, s)[0]);
+      std::vector<int32_t> argmax_ref(n);
+      for (int64_t r = 0; r < n; ++r)
+        argmax_ref[r] = int32_t(std::max_element(logits.begin() + r * v, logits.begin() + (r + 1) * v) -
+                                (logits.begin() + r * v));
+      INFO("n " << n << ", v " << v << ", all weights zero " << all_zero);
+      CHECK(std::fabs(loss - loss_ref) <= kFp32Tolerance * std::max(1.0, std::fabs(loss_ref)));
+      CHECK(rel_error(to_host(probs, n * v, s), probs_ref) <= kFp32Tolerance);
+      CHECK(rel_error(to_host(dlogits, n * v, s), dlogits_ref) <= kFp32Tolerance);
+      CHECK(to_host(argmax, n, s) == argmax_ref);
+    }
+  }
+}
+
+TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[cuda]") {
+  const int64_t shapes[][3] = {{70, 64, 192}, {512, 128, 8}, {33, 40, 24}};  // n, in, out
+  uint64_t seed = 60;
+  for (Precision precision : {Precision::fp32, Precision::tf32, Precision::bf16}) {
+    for (const auto& shape : shapes) {
+      const int64_t n = shape[0], in = shape[1], out = shape[2];
+      cuda::Context ctx(precision);
+      cudaStream_t s = ctx.stream();
+      ctx.reserve_staging(size_t(n * std::max(in, out)));
+      ParameterSet<float> layout;
+      const auto id = layout.add("w", {out, in});
+      layout.values() = randn(out * in, ++seed, 0.1);
+      cuda::CudaParameters params(layout, precision == Precision::bf16, s);
+      const auto x = randn(n * in, ++seed), dy = randn(n * out, ++seed), dx0 = randn(n * in, ++seed);
+      const auto xd = to_double(x), wd = to_double(layout.values()), dyd = to_double(dy);
+      std::vector<double> y_ref(n * out), dx_ref = to_double(dx0), dw_ref(out * in, 0.0);
+      linear_forward(xd.data(), wd.data(), y_ref.data(), n, in, out);
+      linear_backward(xd.data(), wd.data(), dyd.data(), dx_ref.data(), dw_ref.data(), n, in, out, true);
+
+      auto x_dev = to_device(x, s), dy_dev = to_device(dy, s), dx_dev = to_device(dx0, s);
+      auto y = poisoned(n * out, s);
+      cuda::linear_forward(ctx, {x_dev.data()}, params.weight(id), y.data(), n, in, out);
+      cuda::linear_backward(ctx, {x_dev.data()}, params.weight(id), {dy_dev.data()}, dx_dev.data(), n, in, out, true);
+      ParameterSet<float> back = layout;
+      params.download(back);
+      const double tol = product_tolerance(precision);
+      INFO(precision_name(precision) << ": n " << n << ", in " << in << ", out " << out);
+      CHECK(rel_error(to_host(y, n * out, s), y_ref) <= tol);
+      CHECK(rel_error(to_host(dx_dev, n * in, s), dx_ref) <= tol);
+      CHECK(rel_error(back.grads(), dw_ref) <= tol);
+    }
+  }
+}
+
+TEST_CASE("GPU head split and merge match the CPU layout", "[cuda]") {
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const int64_t b = 3, t = 37, h = 4, d = 16, hd = h * d, n = b * t;
+  const auto rows = randn(n * 3 * hd, 70);  // [B, T, 3·H·D]: q | k | v per row
+  std::vector<float> k_rows(n * hd), k_heads(n * hd);
+  for (int64_t r = 0; r < n; ++r) std::copy_n(rows.begin() + r * 3 * hd + hd, hd, k_rows.begin() + r * hd);
+  split_heads(k_rows.data(), k_heads.data(), b, t, h, d);
+  auto rows_d = to_device(rows, s);
+  auto heads = poisoned(n * hd, s), merged = poisoned(n * 3 * hd, s);
+  cuda::split_heads(rows_d.data() + hd, 3 * hd, heads.data(), b, t, h, d, s);
+  cuda::merge_heads(heads.data(), merged.data() + hd, 3 * hd, b, t, h, d, s);
+  CHECK(to_host(heads, n * hd, s) == k_heads);
+  const auto merged_h = to_host(merged, n * 3 * hd, s);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t j = 0; j < 3 * hd; ++j) {
+      const float got = merged_h[r * 3 * hd + j];
+      if (j >= hd && j < 2 * hd)
+        REQUIRE(got == rows[r * 3 * hd + j]);
+      else
+        REQUIRE(std::isnan(got));  // only the k columns are written
+    }
+  // bf16 storage: values come back rounded to bf16 (relative error below 2^-8).
+  DeviceBuffer<cuda::bf16> heads16(n * hd, "bf16 heads");
+  auto merged32 = poisoned(n * hd, s);
+  cuda::split_heads(rows_d.data() + hd, 3 * hd, heads16.data(), b, t, h, d, s);
+  cuda::merge_heads(heads16.data(), merged32.data(), hd, b, t, h, d, s);
+  CHECK(rel_error(to_host(merged32, n * hd, s), to_double(k_rows)) <= 4e-3);
+}
+
+}  // namespace
+}  // namespace pathbench
+#endif  // PATHBENCH_WITH_CUDA
