@@ -3,6 +3,7 @@
 // against the CPU gate ops. Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "core/attention/fox/fox.h"
 #include "core/attention/registry.h"
 #include "core/cuda/context.h"
+#include "core/ops/cuda/ops.h"
 #include "tests/cuda_test_support.h"
 #include "tests/test_support.h"
 

@@ -2,6 +2,7 @@
 // precision, within the conditioning of each gradient at the precision's unit roundoff. Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <vector>

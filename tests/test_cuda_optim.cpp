@@ -8,6 +8,7 @@
 #include "core/cuda/context.h"
 #include "core/optim/adamw.h"
 #include "core/optim/cuda/adamw.h"
+#include "core/params/cuda/parameters.h"
 #include "tests/cuda_test_support.h"
 #include "tests/test_support.h"
 

@@ -3,6 +3,7 @@
 // one-line pathbench::Error. Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <vector>

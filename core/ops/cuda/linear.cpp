@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "core/cuda/blas.h"
-#include "core/ops/cuda/ops.h"
+#include "core/cuda/convert.h"
 
 namespace pathbench::cuda {
 

@@ -1,8 +1,8 @@
-// The GPU twins of the CPU ops in this folder (embedding.h, rmsnorm.h, activations.h,
+// The GPU twins of the CPU ops of core/ops (embedding.h, rmsnorm.h, activations.h,
 // cross_entropy.h) and the small elementwise helpers of the GPU model. Same shapes and semantics as
 // the CPU functions; all pointers are device pointers, the work is queued on `stream`, and every
 // launch is checked (a failure throws pathbench::Error). Sums run in a fixed order, so results are
-// bit-reproducible run to run. Implemented in the .cu file beside each CPU .cpp file.
+// bit-reproducible run to run. Implemented in this folder's .cu files, one per CPU .cpp file.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -71,8 +71,5 @@ void cross_entropy_backward(const float* probs, const int32_t* targets, const fl
                             cudaStream_t stream);
 // out[N] = index of the largest logit of each row (the first one on ties).
 void argmax_rows(const float* logits, int32_t* out, int64_t n, int64_t v, cudaStream_t stream);
-
-// ---- convert.cu ------------------------------------------------------------------------------------
-void to_bf16(const float* x, bf16* y, int64_t n, cudaStream_t stream);
 
 }  // namespace pathbench::cuda

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "core/ops/cuda/ops.h"
+#include "core/cuda/convert.h"
 
 namespace pathbench::cuda {
 
