@@ -11,6 +11,7 @@
 #include "core/precision.h"
 #include "core/rng.h"
 #include "experiments/json_path.h"
+#include "experiments/run_memory.h"
 
 namespace pathbench {
 
@@ -85,6 +86,22 @@ const std::vector<OptionSpec>& training_specs() {
 }
 
 // early_stop_split names one of the task's eval splits, and periodic evaluations exist to stop at.
+// The memory estimate of a CPU run, from the longest of a few sequences of each split.
+RunMemoryEstimate cpu_run_memory(const RunConfig& c, const Task& task) {
+  auto longest = [&](const std::string& split) {
+    size_t n = 0;
+    for (uint64_t i = 0; i < 4; ++i) n = std::max(n, task.example(split, c.seed, i).tokens.size());
+    return double(n);
+  };
+  double eval_length = 0;
+  for (const std::string& split : task.eval_splits()) eval_length = std::max(eval_length, longest(split));
+  const double batch_tokens = std::max(double(c.training.batch_size) * longest("train"),
+                                       double(c.training.eval_batch_size) * eval_length);
+  ModelConfig model = c.model;
+  if (model.vocab_size == 0) model.vocab_size = task.vocabulary().size();
+  return estimate_cpu_run_memory(model, batch_tokens);
+}
+
 void check_early_stop(const TrainingConfig& t, const Task& task, const std::string& where) {
   if (t.early_stop_split.empty()) return;
   const std::vector<std::string> splits = task.eval_splits();
@@ -189,6 +206,7 @@ RunConfig RunConfig::from_json(const json& j, const std::string& where, const Ta
   if (c.model.vocab_size != 0 && c.model.vocab_size < task_vocab)
     throw Error(fmt::format("{}: model: key 'vocab_size' has value {} (the task '{}' needs at least {})", where,
                             c.model.vocab_size, c.task["name"].get<std::string>(), task_vocab));
+  if (c.device == "cpu") check_cpu_run_fits(cpu_run_memory(c, *task), physical_memory_bytes(), where);
 
   c.doc = top;
   c.doc["model"] = c.model.to_json();

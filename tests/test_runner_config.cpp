@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "core/model/transformer.h"
 #include "experiments/json_path.h"
+#include "experiments/run_memory.h"
 #include "experiments/run_plan.h"
 #include "tests/runner_fixture.h"
 
@@ -124,4 +126,26 @@ TEST_CASE("run ids are readable and hashes identify the semantic config", "[runn
   for (const char* change : {"seed=1", "optimizer.lr=0.02", "model.encoding_options.base=500", "task.length=7",
                              "training.eval_examples=9", "schedule.min_lr_ratio=0.5"})
     CHECK(hash_with({change}) != base.hash);
+}
+
+TEST_CASE("the CPU memory estimate counts the model's parameters, and a run too large is refused at validation",
+          "[runner]") {
+  using Catch::Contains;
+  for (const char* mlp : {"swiglu", "gelu"})
+    for (bool tied : {false, true}) {
+      ModelConfig config;
+      config.vocab_size = 11, config.n_layers = 3, config.d_model = 32, config.n_heads = 4, config.mlp = mlp;
+      config.tie_embeddings = tied, config.encoding = "rope";
+      config = ModelConfig::from_json(config.to_json(), "test model");
+      const Transformer<float> model(config);
+      const RunMemoryEstimate e = estimate_cpu_run_memory(config, 100);
+      CHECK(e.parameter_bytes == 16.0 * double(model.params().count()));
+      CHECK(e.activation_bytes > 4.0 * 100 * 2 * 11);
+    }
+  // An MLP of 2^30 hidden units needs hundreds of GiB for its parameters alone.
+  const std::string error = error_after("model.mlp_hidden", "1073741824");
+  CHECK_THAT(error, Contains("cfg.json") && Contains("GiB of memory") && Contains("GiB of parameters"));
+  CHECK_THROWS_WITH(check_cpu_run_fits(RunMemoryEstimate{3.0 * (1 << 30), 1.0 * (1 << 30)}, 2.0 * (1 << 30), "here"),
+                    Contains("here: the run needs at least 4.0 GiB") && Contains("this machine's 2.0 GiB"));
+  CHECK_NOTHROW(check_cpu_run_fits(RunMemoryEstimate{1.0, 1.0}, 2.0, "here"));
 }
