@@ -8,6 +8,7 @@
 namespace pathbench {
 
 void PipeEvents::begin_run(const std::string& name, int64_t steps) {
+  last_step_sent_ = {};  // every run reports its first step, however soon after the last run's
   send(json{{"event", "begin_run"}, {"name", name}, {"steps", steps}});
 }
 
