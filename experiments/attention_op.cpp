@@ -1,5 +1,5 @@
-// `pathbench op`: validation of the input tensors and evaluation of one attention op through the
-// same kernels the encodings use.
+// `pathbench op`: validation of the input tensors against a registered attention op, and its
+// evaluation through the same kernels the encodings use.
 #include "experiments/attention_op.h"
 
 #include <fmt/format.h>
@@ -9,10 +9,6 @@
 #include <map>
 
 #include "core/attention/fox/fox.h"
-#include "core/attention/path/path.h"
-#include "core/attention/rope/rope.h"
-#include "core/attention/sba/sba.h"
-#include "core/attention/softmax/softmax_attention.h"
 #include "core/error.h"
 
 namespace pathbench {
@@ -25,10 +21,10 @@ struct OpShape {
   int64_t slices = 1, length = 0, head_dim = 0;
 };
 
-std::vector<std::string> expected_inputs(const std::string& op) {
+std::vector<std::string> expected_inputs(const AttentionOpInfo& op) {
   std::vector<std::string> names = {"q", "k", "v", "do"};
-  if (op == "path" || op == "path_fox") names.insert(names.end(), {"w", "beta"});
-  if (op == "fox" || op == "path_fox") names.push_back("g");
+  if (op.householder) names.insert(names.end(), {"w", "beta"});
+  if (op.gated) names.push_back("g");
   return names;
 }
 
@@ -41,7 +37,7 @@ struct OpInputs {
 };
 
 template <typename T>
-OpInputs<T> read_inputs(const std::string& op, const SafetensorsContent& input, const std::string& where) {
+OpInputs<T> read_inputs(const AttentionOpInfo& op, const SafetensorsContent& input, const std::string& where) {
   OpInputs<T> in;
   const auto& q = input.tensors.at("q");
   if (q.shape.size() < 2 || element_count(q.shape) == 0)
@@ -87,62 +83,50 @@ OpInputs<T> read_inputs(const std::string& op, const SafetensorsContent& input, 
 }
 
 template <typename T>
-SafetensorsContent evaluate(const AttentionOpOptions& opt, const SafetensorsContent& input, const std::string& where) {
-  const OpInputs<T> in = read_inputs<T>(opt.op, input, where);
+SafetensorsContent evaluate(const AttentionOpInfo& op, const OpSettings& settings, const SafetensorsContent& input,
+                           const std::string& where) {
+  const OpInputs<T> in = read_inputs<T>(op, input, where);
   const OpShape& sh = in.shape;
+  const std::string problem = op.head_dim_problem(sh.head_dim);
+  if (!problem.empty()) throw Error(fmt::format("{}: head dimension {}: {}", where, sh.head_dim, problem));
   const int64_t bh = sh.slices, len = sh.length, d = sh.head_dim, n = bh * len * d;
-  const T scale = opt.scale > 0 ? T(opt.scale) : T(1) / std::sqrt(T(d));
-  std::vector<T> o(n), dq(n), dk(n), dv(n), lse(bh * len);
-  std::map<std::string, std::vector<T>> extra;  // dw, dbeta, dg
-  const T *q = in.get("q"), *k = in.get("k"), *v = in.get("v"), *d_o = in.get("do");
-  std::vector<T> cum, d_cum;
-  if (in.values.count("g")) {
+  std::vector<T> o(n), dq(n), dk(n), dv(n);  // [BH, T, D]
+  std::map<std::string, std::vector<T>> extra;  // dw [BH, T, D]; dbeta, dg [BH, T]
+  OpTensors<T> t;
+  t.batch_heads = bh, t.length = len, t.head_dim = d;
+  t.scale = settings.scale > 0 ? T(settings.scale) : T(1) / std::sqrt(T(d));
+  t.q = in.get("q"), t.k = in.get("k"), t.v = in.get("v"), t.d_o = in.get("do");
+  t.o = o.data(), t.dq = dq.data(), t.dk = dk.data(), t.dv = dv.data();
+  if (op.householder) {
+    t.w = in.get("w"), t.beta = in.get("beta");
+    extra["dw"].resize(n);
+    extra["dbeta"].resize(bh * len);
+    t.dw = extra["dw"].data(), t.dbeta = extra["dbeta"].data();
+  }
+  std::vector<T> cum, d_cum;  // [BH, T] cumulative log gates and their gradient
+  if (op.gated) {
     cum.resize(bh * len);
     d_cum.resize(bh * len);
     cumulative_sum(in.get("g"), cum.data(), bh, len);
+    t.cum_gate = cum.data(), t.d_cum_gate = d_cum.data();
   }
-  const T gate_scale = T(opt.gate_scale);
-  if (opt.op == "nope" || opt.op == "fox" || opt.op == "rope") {
-    std::vector<T> q_rot, k_rot;
-    SoftmaxAttentionArgs<T> a{bh, len, d, scale, q, k, v, cum.empty() ? nullptr : cum.data(), gate_scale};
-    if (opt.op == "rope") {
-      if (d % 2 != 0) throw Error(fmt::format("{}: rope needs an even head dimension, got {}", where, d));
-      q_rot.assign(q, q + n);
-      k_rot.assign(k, k + n);
-      rope_rotate(q_rot.data(), bh, len, d, opt.rope_base, false);
-      rope_rotate(k_rot.data(), bh, len, d, opt.rope_base, false);
-      a.q = q_rot.data();
-      a.k = k_rot.data();
-    }
-    softmax_attention_forward(a, o.data(), lse.data());
-    softmax_attention_backward(a, o.data(), lse.data(), d_o, dq.data(), dk.data(), dv.data(),
-                               cum.empty() ? nullptr : d_cum.data());
-    if (opt.op == "rope") {
-      rope_rotate(dq.data(), bh, len, d, opt.rope_base, true);
-      rope_rotate(dk.data(), bh, len, d, opt.rope_base, true);
-    }
-  } else if (opt.op == "sba") {
-    StickBreakingArgs<T> a{bh, len, d, scale, q, k, v, opt.remainder_to_current};
-    stick_breaking_forward(a, o.data());
-    stick_breaking_backward(a, o.data(), d_o, dq.data(), dk.data(), dv.data());
-  } else {  // path, path_fox
-    PathAttentionArgs<T> a{bh, len, d, scale, q, k, v, in.get("w"), in.get("beta"),
-                           cum.empty() ? nullptr : cum.data(), gate_scale};
-    extra["dw"].resize(n);
-    extra["dbeta"].resize(bh * len);
-    path_attention_forward(a, o.data(), lse.data());
-    path_attention_backward(a, o.data(), lse.data(), d_o, dq.data(), dk.data(), dv.data(), extra["dw"].data(),
-                            extra["dbeta"].data(), cum.empty() ? nullptr : d_cum.data());
-  }
-  if (!cum.empty()) {
+  if constexpr (std::is_same_v<T, float>)
+    op.cpu_float(settings, t);
+  else
+    op.cpu_double(settings, t);
+  if (op.gated) {
     extra["dg"].resize(bh * len);
     cumulative_sum_backward(d_cum.data(), extra["dg"].data(), bh, len);
   }
   SafetensorsContent out;
-  out.metadata = {{"op", opt.op}, {"scale", fmt::format("{}", double(scale))}};
-  if (!cum.empty()) out.metadata["gate_scale"] = fmt::format("{}", opt.gate_scale);
-  if (opt.op == "rope") out.metadata["rope_base"] = fmt::format("{}", opt.rope_base);
-  if (opt.op == "sba") out.metadata["remainder_to_current"] = opt.remainder_to_current ? "true" : "false";
+  out.metadata = {{"op", op.name}, {"scale", fmt::format("{}", double(t.scale))}};
+  auto uses = [&](const char* name) {
+    return std::find(op.settings.begin(), op.settings.end(), name) != op.settings.end();
+  };
+  if (uses("gate_scale")) out.metadata["gate_scale"] = fmt::format("{}", settings.gate_scale);
+  if (uses("rope_base")) out.metadata["rope_base"] = fmt::format("{}", settings.rope_base);
+  if (uses("remainder_to_current"))
+    out.metadata["remainder_to_current"] = settings.remainder_to_current ? "true" : "false";
   const std::pair<const char*, std::vector<T>*> full[] = {{"o", &o}, {"dq", &dq}, {"dk", &dk}, {"dv", &dv}};
   for (const auto& [name, values] : full) out.tensors[name] = make_tensor(values->data(), sh.full);
   for (const auto& [name, values] : extra)
@@ -152,17 +136,10 @@ SafetensorsContent evaluate(const AttentionOpOptions& opt, const SafetensorsCont
 
 }  // namespace
 
-const std::vector<std::string>& attention_op_names() {
-  static const std::vector<std::string> names = {"nope", "rope", "fox", "sba", "path", "path_fox"};
-  return names;
-}
-
 SafetensorsContent evaluate_attention_op(const AttentionOpOptions& options, const SafetensorsContent& input,
                                          const std::string& where) {
-  const auto& names = attention_op_names();
-  if (std::find(names.begin(), names.end(), options.op) == names.end())
-    throw Error(fmt::format("op: unknown op '{}' (known: {})", options.op, fmt::join(names, ", ")));
-  const std::vector<std::string> expected = expected_inputs(options.op);
+  const AttentionOpInfo& op = find_attention_op(options.op);
+  const std::vector<std::string> expected = expected_inputs(op);
   for (const auto& name : expected)
     if (!input.tensors.count(name))
       throw Error(fmt::format("{}: tensor '{}' is missing (op {} needs {})", where, name, options.op,
@@ -180,7 +157,8 @@ SafetensorsContent evaluate_attention_op(const AttentionOpOptions& options, cons
       throw Error(fmt::format("{}: tensor '{}' has dtype {} but 'q' has {} (all inputs share one dtype)", where, name,
                               dt, dtype));
   }
-  return dtype == "F32" ? evaluate<float>(options, input, where) : evaluate<double>(options, input, where);
+  return dtype == "F32" ? evaluate<float>(op, options.settings, input, where)
+                        : evaluate<double>(op, options.settings, input, where);
 }
 
 }  // namespace pathbench

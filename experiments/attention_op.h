@@ -5,25 +5,20 @@
 // gradient), each [..., T, D] (leading dimensions are independent slices); w [..., T, D] with unit
 // rows and beta [..., T] in [0, 2] for path and path_fox; g [..., T] per-token log forget gates for
 // fox and path_fox (the op takes their cumulative sum). Output tensors: o, dq, dk, dv, and dw,
-// dbeta, dg where the op has those inputs.
+// dbeta, dg where the op has those inputs. The ops are those of core/attention/op_registry.h.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "core/attention/op_registry.h"
 #include "core/io/safetensors.h"
 
 namespace pathbench {
 
 struct AttentionOpOptions {
-  std::string op;                 // nope | rope | fox | sba | path | path_fox
-  double scale = 0;               // logit scale; 0: 1/sqrt(D)
-  double gate_scale = 1;          // multiplier of the gate bias (fox, path_fox)
-  double rope_base = 10000;       // rope
-  bool remainder_to_current = false;  // sba
+  std::string op;  // a registered op: nope, rope, fox, sba, path, path_fox, …
+  OpSettings settings;
 };
-
-// The op names, for the CLI's choices.
-const std::vector<std::string>& attention_op_names();
 
 // Validates `input` (errors name `where` and the tensor) and evaluates the op.
 SafetensorsContent evaluate_attention_op(const AttentionOpOptions& options, const SafetensorsContent& input,

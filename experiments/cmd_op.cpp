@@ -37,7 +37,7 @@ void add_op_command(CLI::App& app) {
   auto opts = std::make_shared<OpCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "op", "evaluate one attention op on tensors from a safetensors file; write o and every input gradient");
-  cmd->add_option("--op", opts->op.op, "the op: nope, rope, fox, sba, path or path_fox")
+  cmd->add_option("--op", opts->op.op, fmt::format("the op: {}", fmt::join(attention_op_names(), ", ")))
       ->required()
       ->check(CLI::IsMember(attention_op_names()));
   cmd->add_option("--input", opts->input,
@@ -46,23 +46,29 @@ void add_op_command(CLI::App& app) {
       ->required();
   cmd->add_option("--output", opts->output, "safetensors file to write (o, dq, dk, dv, and dw, dbeta, dg)")
       ->required();
-  cmd->add_option("--scale", opts->op.scale, "logit scale (default 1/sqrt(D))")->check(finite_number(true));
-  CLI::Option* gate_scale = cmd->add_option("--gate-scale", opts->op.gate_scale,
+  cmd->add_option("--scale", opts->op.settings.scale, "logit scale (default 1/sqrt(D))")->check(finite_number(true));
+  CLI::Option* gate_scale = cmd->add_option("--gate-scale", opts->op.settings.gate_scale,
                                             "multiplier of the gate bias c_i − c_j (fox, path_fox)")
                                 ->check(finite_number(false));
   CLI::Option* rope_base =
-      cmd->add_option("--rope-base", opts->op.rope_base, "rotation base (rope)")->check(finite_number(true));
-  CLI::Option* remainder = cmd->add_flag("--remainder-to-current", opts->op.remainder_to_current,
+      cmd->add_option("--rope-base", opts->op.settings.rope_base, "rotation base (rope)")->check(finite_number(true));
+  CLI::Option* remainder = cmd->add_flag("--remainder-to-current", opts->op.settings.remainder_to_current,
                                          "sba: add the unassigned weight to the current token's value");
   cmd->callback([opts, gate_scale, rope_base, remainder]() {
     const std::string& op = opts->op.op;
     // An option the op does not use is a mistake in the call, not something to ignore.
-    const std::vector<std::pair<CLI::Option*, std::vector<std::string>>> only_for = {
-        {gate_scale, {"fox", "path_fox"}}, {rope_base, {"rope"}}, {remainder, {"sba"}}};
-    for (const auto& [option, ops] : only_for)
-      if (option->count() > 0 && std::find(ops.begin(), ops.end(), op) == ops.end())
-        throw Error(fmt::format("op: {} applies to {} only, not to --op {}", option->get_name(), fmt::join(ops, ", "),
-                                op));
+    const std::pair<CLI::Option*, const char*> setting_options[] = {
+        {gate_scale, "gate_scale"}, {rope_base, "rope_base"}, {remainder, "remainder_to_current"}};
+    for (const auto& [option, setting] : setting_options) {
+      if (option->count() == 0) continue;
+      std::vector<std::string> users;
+      for (const auto& info : attention_ops())
+        if (std::find(info.settings.begin(), info.settings.end(), setting) != info.settings.end())
+          users.push_back(info.name);
+      if (std::find(users.begin(), users.end(), op) == users.end())
+        throw Error(fmt::format("op: {} applies to {} only, not to --op {}", option->get_name(),
+                                fmt::join(users, ", "), op));
+    }
     run_op(*opts);
   });
 }

@@ -1,12 +1,15 @@
-// `pathbench op`: every op's output gradients against central finite differences through the op
-// itself (float64), float32 in → float32 out, and bad inputs (missing tensor, wrong shape or
-// dtype, w not unit-norm, β out of range, unknown or non-finite tensors) rejected with one error
-// naming the tensor and no output file.
+// `pathbench op`: every registered op's output gradients against central finite differences
+// through the op itself (float64), a test-only op registered here going through the same path,
+// float32 in → float32 out, and bad inputs (missing tensor, wrong shape or dtype, w not unit-norm,
+// β out of range, unknown or non-finite tensors, options the op does not take) rejected with one
+// error naming the tensor and no output file.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
+#include "core/attention/op_registry.h"
 #include "core/error.h"
 #include "experiments/attention_op.h"
 #include "experiments/commands.h"
@@ -18,8 +21,38 @@ namespace {
 
 using test::random_normal;
 
+// A test-only op, registered like the built-in ones: causal uniform averaging of the values,
+// o_i = (1/i) Σ_{j≤i} v_j, which ignores q and k (their gradients are zero).
+struct UniformAverageOp {
+  template <typename T>
+  static void run(const OpSettings&, const OpTensors<T>& t) {
+    const int64_t len = t.length, d = t.head_dim, n = t.batch_heads * len * d;
+    std::fill(t.dq, t.dq + n, T(0));
+    std::fill(t.dk, t.dk + n, T(0));
+    for (int64_t s = 0; s < t.batch_heads; ++s)
+      for (int64_t e = 0; e < d; ++e) {
+        T sum = 0, grad = 0;
+        for (int64_t i = 0; i < len; ++i) {
+          sum += t.v[(s * len + i) * d + e];
+          t.o[(s * len + i) * d + e] = sum / T(i + 1);
+        }
+        for (int64_t j = len - 1; j >= 0; --j) {  // dv_j = Σ_{i≥j} do_i / (i + 1)
+          grad += t.d_o[(s * len + j) * d + e] / T(j + 1);
+          t.dv[(s * len + j) * d + e] = grad;
+        }
+      }
+  }
+};
+
+const bool kUniformRegistered = [] {
+  register_attention_op(make_attention_op<UniformAverageOp>("test_uniform", "causal uniform average (test only)",
+                                                            false, false, {}));
+  return true;
+}();
+
 // Random inputs for `op`: shape [2, 3, T, D] (+ w, beta, g as the op needs).
-SafetensorsContent op_input(const std::string& op, int64_t len, int64_t d, uint64_t seed) {
+SafetensorsContent op_input(const std::string& name, int64_t len, int64_t d, uint64_t seed) {
+  const AttentionOpInfo& op = find_attention_op(name);
   const std::vector<int64_t> full = {2, 3, len, d}, per_token = {2, 3, len};
   const int64_t rows = 6 * len;
   SafetensorsContent in;
@@ -27,13 +60,13 @@ SafetensorsContent op_input(const std::string& op, int64_t len, int64_t d, uint6
     auto x = random_normal(rows * d, seed, name);
     in.tensors[name] = make_tensor(x.data(), full);
   }
-  if (op == "path" || op == "path_fox") {
+  if (op.householder) {
     auto w = test::random_unit_rows(rows, d, seed, "w");
     auto beta = test::random_uniform(rows, 0.1, 1.9, seed, "beta");
     in.tensors["w"] = make_tensor(w.data(), full);
     in.tensors["beta"] = make_tensor(beta.data(), per_token);
   }
-  if (op == "fox" || op == "path_fox") {
+  if (op.gated) {
     auto g = test::random_uniform(rows, -0.5, 0.0, seed, "g");
     in.tensors["g"] = make_tensor(g.data(), per_token);
   }
@@ -46,12 +79,14 @@ std::vector<double> values(const SafetensorsContent& c, const std::string& name)
 
 TEST_CASE("op: every input gradient matches finite differences through the op", "[encodings]") {
   test::SingleThread single;
-  for (const auto& op : attention_op_names()) {
+  const std::vector<std::string> names = attention_op_names();
+  REQUIRE(std::count(names.begin(), names.end(), "test_uniform") == 1);  // the registered test op is checked too
+  for (const auto& op : names) {
     INFO(op);
     AttentionOpOptions options;
     options.op = op;
-    options.gate_scale = 0.7;
-    options.remainder_to_current = true;
+    options.settings.gate_scale = 0.7;
+    options.settings.remainder_to_current = true;
     SafetensorsContent in = op_input(op, 5, 4, 31);
     const SafetensorsContent out = evaluate_attention_op(options, in, "test");
     const std::vector<double> d_o = values(in, "do");
@@ -168,6 +203,11 @@ TEST_CASE("op command: output file on success, none on a bad input", "[encodings
   CHECK_THROWS_WITH(run("path", {"--rope-base", "500"}), Catch::Contains("--rope-base applies to rope only"));
   CHECK_THROWS_WITH(run("path", {"--remainder-to-current"}), Catch::Contains("applies to sba only"));
   CHECK_FALSE(fs::exists(output));
+  // The test-only op goes through the command like a built-in one.
+  write_file_atomically(input, serialize_safetensors(op_input("test_uniform", 3, 4, 35)));
+  run("test_uniform");
+  CHECK(parse_safetensors(read_file(output), output).metadata.at("op") == "test_uniform");
+  CHECK_THROWS_WITH(run("test_uniform", {"--rope-base", "500"}), Catch::Contains("--rope-base applies to rope only"));
   fs::remove_all(dir);
 }
 

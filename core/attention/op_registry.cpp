@@ -1,0 +1,49 @@
+// The list of attention ops, and lookup by name.
+#include "core/attention/op_registry.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.h"
+
+namespace pathbench {
+
+// One line per op; each is defined beside its kernels.
+AttentionOpInfo nope_attention_op();
+AttentionOpInfo rope_attention_op();
+AttentionOpInfo fox_attention_op();
+AttentionOpInfo sba_attention_op();
+AttentionOpInfo path_attention_op();
+AttentionOpInfo path_fox_attention_op();
+
+namespace {
+
+std::vector<AttentionOpInfo>& mutable_ops() {
+  static std::vector<AttentionOpInfo> ops = {nope_attention_op(), rope_attention_op(),  fox_attention_op(),
+                                             sba_attention_op(),  path_attention_op(), path_fox_attention_op()};
+  return ops;
+}
+
+}  // namespace
+
+const std::vector<AttentionOpInfo>& attention_ops() { return mutable_ops(); }
+
+std::vector<std::string> attention_op_names() {
+  std::vector<std::string> names;
+  for (const auto& op : attention_ops()) names.push_back(op.name);
+  return names;
+}
+
+const AttentionOpInfo& find_attention_op(const std::string& name) {
+  for (const auto& op : attention_ops())
+    if (op.name == name) return op;
+  throw Error(fmt::format("unknown op '{}' (known: {})", name, fmt::join(attention_op_names(), ", ")));
+}
+
+void register_attention_op(AttentionOpInfo op) {
+  for (const auto& known : attention_ops())
+    if (known.name == op.name) throw Error(fmt::format("an attention op named '{}' is already registered", op.name));
+  mutable_ops().push_back(std::move(op));
+}
+
+}  // namespace pathbench
