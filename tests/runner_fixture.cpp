@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "experiments/commands.h"
 
 namespace pathbench::testing {
 
@@ -120,6 +121,16 @@ std::vector<json> curve_values(const std::string& path) {
     l.erase("elapsed_s");
   }
   return lines;
+}
+
+void cli(std::vector<std::string> args) {
+  CLI::App app{"pathbench"};
+  app.require_subcommand(1);
+  add_commands(app);
+  args.insert(args.begin(), "pathbench");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  app.parse(int(argv.size()), argv.data());
 }
 
 std::string fresh_temp_dir(const std::string& name) {

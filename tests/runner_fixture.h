@@ -1,7 +1,8 @@
 // Shared pieces of the runner tests: a small fixture task (running parity of random bits), a tiny
-// run config that trains in well under a second, and fresh temporary folders.
+// run config that trains in well under a second, fresh temporary folders, and the CLI.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "experiments/task_provider.h"
 
@@ -24,5 +25,8 @@ std::vector<json> curve_values(const std::string& path);
 
 // An empty folder under the system's temporary folder, unique to `name` and this process.
 std::string fresh_temp_dir(const std::string& name);
+
+// Parses (and so runs) a command line of the pathbench CLI (without the program name).
+void cli(std::vector<std::string> args);
 
 }  // namespace pathbench::testing

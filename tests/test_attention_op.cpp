@@ -44,11 +44,8 @@ struct UniformAverageOp {
   }
 };
 
-const bool kUniformRegistered = [] {
-  register_attention_op(make_attention_op<UniformAverageOp>("test_uniform", "causal uniform average (test only)",
-                                                            false, false, {}));
-  return true;
-}();
+const AttentionOpRegistration kUniformAverage(
+    make_attention_op<UniformAverageOp>("test_uniform", "causal uniform average (test only)", false, false, {}));
 
 // Random inputs for `op`: shape [2, 3, T, D] (+ w, beta, g as the op needs).
 SafetensorsContent op_input(const std::string& name, int64_t len, int64_t d, uint64_t seed) {

@@ -1,5 +1,6 @@
 // The whole transformer: gradient check over every parameter for every registered encoding (float64,
-// tiny model), overfitting a fixed batch, bit-identical reruns, and checkpoint round trips.
+// tiny model; tests/model_checks.h), overfitting a fixed batch, bit-identical reruns, and checkpoint
+// round trips.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -13,74 +14,18 @@
 #include "core/optim/trainer.h"
 #include "experiments/checkpoint.h"
 #include "experiments/file_output.h"
+#include "tests/model_checks.h"
 #include "tests/test_support.h"
 
 using namespace pathbench;
 using namespace pathbench::testing;
 
-namespace {
-
-ModelConfig tiny_config(const std::string& encoding, const std::string& mlp = "swiglu") {
-  ModelConfig c;
-  c.vocab_size = 6;
-  c.n_layers = 2;
-  c.d_model = 8;
-  c.n_heads = 2;
-  c.mlp = mlp;
-  c.mlp_hidden = 12;
-  c.encoding = encoding;
-  c.init_std = 0.3;  // large enough that attention is far from uniform
-  return ModelConfig::from_json(c.to_json(), "test model");
-}
-
-TokenBatch tiny_batch(int64_t batch, int64_t length, int64_t vocab, uint64_t seed) {
-  CounterRng rng(seed, "batch");
-  TokenBatch b;
-  b.batch = batch;
-  b.length = length;
-  for (int64_t i = 0; i < batch * length; ++i) {
-    b.tokens.push_back(int32_t(rng.below(vocab)));
-    b.targets.push_back(int32_t(rng.below(vocab)));
-    b.weights.push_back(i % 3 == 1 ? 0.0f : 1.0f);  // some positions unscored
-  }
-  return b;
-}
-
-}  // namespace
-
 TEST_CASE("whole-model gradients match finite differences for every encoding", "[model]") {
   SingleThread single;
-  struct Variant {
-    std::string encoding, mlp;
-    bool tied;
-  };
   // Every encoding with the default MLP; the MLP and head variants once.
-  std::vector<Variant> variants = {{"nope", "gelu", false}, {"nope", "swiglu", true}};
-  for (const std::string& name : encoding_names()) variants.push_back({name, "swiglu", false});
-  for (const auto& [name, mlp, tied] : variants) {
-    CAPTURE(name, mlp, tied);
-    ModelConfig config = tiny_config(name, mlp);
-    config.tie_embeddings = tied;
-    Transformer<double> model(config);
-    model.init_parameters(3);
-    TokenBatch batch = tiny_batch(2, 7, config.vocab_size, 4);
-    model.params().zero_grad();
-    model.forward_loss(batch);
-    model.backward();
-    std::vector<double> analytic = model.params().grads();
-    std::vector<double>& values = model.params().values();
-    auto numeric = finite_difference(values, [&]() { return model.forward_loss(batch); });
-    for (const auto& e : model.params().entries()) {
-      std::vector<double> a(analytic.begin() + e.offset, analytic.begin() + e.offset + e.size);
-      std::vector<double> n(numeric.begin() + e.offset, numeric.begin() + e.offset + e.size);
-      CAPTURE(e.name);
-      // Central differences carry ≈ ε·|loss|/h ≈ 4e-10 of rounding per entry: tensors with small
-      // gradients (FoX gates near 1 pass σ(−b) ≈ 0.007 of the signal) are held to that floor instead.
-      std::vector<double> diff(a.size());
-      for (size_t i = 0; i < a.size(); ++i) diff[i] = a[i] - n[i];
-      CHECK(norm(diff) < 1e-6 * norm(n) + 1e-8);
-    }
-  }
+  check_model_gradients("nope", "gelu", false);
+  check_model_gradients("nope", "swiglu", true);
+  for (const std::string& name : encoding_names()) check_model_gradients(name, "swiglu", false);
 }
 
 TEST_CASE("a tiny model overfits a fixed batch", "[model]") {
@@ -100,20 +45,7 @@ TEST_CASE("a tiny model overfits a fixed batch", "[model]") {
 }
 
 TEST_CASE("the same seed gives bit-identical losses", "[model]") {
-  for (const std::string& name : encoding_names()) {
-    CAPTURE(name);
-    auto run = [&]() {
-      ModelConfig config = tiny_config(name);
-      Transformer<float> model(config);
-      model.init_parameters(11);
-      Trainer<float> trainer(model, AdamWConfig{}, LrSchedule{3e-3, 2, 10, 0.1}, 1.0);
-      std::vector<double> losses;
-      for (int s = 0; s < 6; ++s) losses.push_back(trainer.step(tiny_batch(3, 33, config.vocab_size, 100 + s)).loss);
-      return losses;
-    };
-    auto a = run(), b = run();
-    REQUIRE(a == b);
-  }
+  for (const std::string& name : encoding_names()) check_bit_identical_reruns(name);
 }
 
 TEST_CASE("checkpoints round-trip parameters, config and optimizer state", "[model][checkpoint]") {

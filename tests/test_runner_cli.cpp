@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -22,21 +23,6 @@
 using namespace pathbench;
 using namespace pathbench::testing;
 namespace fs = std::filesystem;
-
-namespace {
-
-// Parses (and so runs) a command line of the pathbench CLI.
-void cli(std::vector<std::string> args) {
-  CLI::App app{"pathbench"};
-  app.require_subcommand(1);
-  add_commands(app);
-  args.insert(args.begin(), "pathbench");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  app.parse(int(argv.size()), argv.data());
-}
-
-}  // namespace
 
 TEST_CASE("every subcommand has a description and --help", "[runner]") {
   CLI::App app{"pathbench"};
@@ -68,6 +54,42 @@ TEST_CASE("docs/config-reference.md is the generated reference", "[runner]") {
   CHECK(committed == reference);
   for (const char* key : {"`warmup_steps`", "`checkpoint_every`", "`encoding_options`", "`grid`", "`zip`", "--set"})
     CHECK_THAT(reference, Catch::Contains(key));
+}
+
+TEST_CASE("the README's encoding table lists every registered encoding and its options", "[runner]") {
+  std::istringstream readme(read_file(std::string(PATHBENCH_SOURCE_DIR) + "/README.md"));
+  std::map<std::string, std::string> rows;  // encoding → its table row
+  bool in_section = false;
+  for (std::string line; std::getline(readme, line);) {
+    if (line.rfind("## ", 0) == 0) in_section = line == "## Position encodings";
+    if (in_section && line.rfind("| `", 0) == 0) rows[line.substr(3, line.find('`', 3) - 3)] = line;
+  }
+  const std::vector<std::string> names = encoding_names();
+  CHECK(std::set<std::string>(names.begin(), names.end()) == [&] {
+    std::set<std::string> listed;
+    for (const auto& [name, row] : rows) listed.insert(name);
+    return listed;
+  }());
+  for (const auto& [name, row] : rows) {
+    INFO(row);
+    // An option cell is a list of `option` (default) entries, or "the options of `a` and `b`".
+    const std::string options_cell = row.substr(row.rfind(" | ") + 3);
+    std::set<std::string> listed, registered;
+    for (const auto& spec : find_encoding(name).options) registered.insert(spec.key);
+    for (size_t at = options_cell.find('`'); at != std::string::npos; at = options_cell.find('`', at + 1)) {
+      const size_t end = options_cell.find('`', at + 1);
+      listed.insert(options_cell.substr(at + 1, end - at - 1));
+      at = end;
+    }
+    if (options_cell.rfind("the options of", 0) == 0) {
+      std::set<std::string> inherited;
+      for (const auto& other : listed)
+        for (const auto& spec : find_encoding(other).options) inherited.insert(spec.key);
+      CHECK(inherited == registered);
+    } else {
+      CHECK(listed == registered);
+    }
+  }
 }
 
 TEST_CASE("every committed config is valid", "[runner]") {

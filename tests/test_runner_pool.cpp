@@ -12,7 +12,6 @@
 
 #include "core/device.h"
 #include "core/error.h"
-#include "experiments/commands.h"
 #include "experiments/file_output.h"
 #include "experiments/result_file.h"
 #include "experiments/run_claim.h"
@@ -191,15 +190,6 @@ TEST_CASE("pool options: bad --jobs and --gpus, and an unwritable results folder
   const std::string config = dir + "/cfg.json";
   write_file_atomically(config, R"({"model": {"n_layers": 1, "d_model": 16, "n_heads": 2},
     "task": {"name": "flipflop", "length": 16}, "training": {"steps": 2, "batch_size": 2, "eval_examples": 4}})");
-  const auto cli = [](std::vector<std::string> args) {
-    CLI::App app{"pathbench"};
-    app.require_subcommand(1);
-    add_commands(app);
-    args.insert(args.begin(), "pathbench");
-    std::vector<const char*> argv;
-    for (const auto& a : args) argv.push_back(a.c_str());
-    app.parse(int(argv.size()), argv.data());
-  };
   CHECK_THROWS_WITH(cli({"run", config, "--jobs", "0", "--out", dir + "/r"}), Catch::Contains("--jobs"));
   if (probe_cuda_device_count() == 0) {
     CHECK_THROWS_WITH(cli({"run", config, "--gpus", "0", "--out", dir + "/r"}),

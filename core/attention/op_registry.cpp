@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace pathbench {
@@ -40,10 +42,16 @@ const AttentionOpInfo& find_attention_op(const std::string& name) {
   throw Error(fmt::format("unknown op '{}' (known: {})", name, fmt::join(attention_op_names(), ", ")));
 }
 
-void register_attention_op(AttentionOpInfo op) {
+AttentionOpRegistration::AttentionOpRegistration(AttentionOpInfo op) : name_(op.name) {
   for (const auto& known : attention_ops())
-    if (known.name == op.name) throw Error(fmt::format("an attention op named '{}' is already registered", op.name));
+    if (known.name == name_) throw Error(fmt::format("an attention op named '{}' is already registered", name_));
   mutable_ops().push_back(std::move(op));
+}
+
+AttentionOpRegistration::~AttentionOpRegistration() {
+  auto& ops = mutable_ops();
+  ops.erase(std::remove_if(ops.begin(), ops.end(), [&](const AttentionOpInfo& o) { return o.name == name_; }),
+            ops.end());
 }
 
 }  // namespace pathbench

@@ -64,7 +64,17 @@ const std::vector<AttentionOpInfo>& attention_ops();
 std::vector<std::string> attention_op_names();
 // Throws pathbench::Error naming the unknown op and listing the known ones.
 const AttentionOpInfo& find_attention_op(const std::string& name);
-// Appends an op (tests, extensions); throws pathbench::Error when the name is taken.
-void register_attention_op(AttentionOpInfo op);
+// Registers an op (a test's own, say) for this object's lifetime; throws pathbench::Error when the
+// name is taken.
+class AttentionOpRegistration {
+ public:
+  explicit AttentionOpRegistration(AttentionOpInfo op);
+  ~AttentionOpRegistration();
+  AttentionOpRegistration(const AttentionOpRegistration&) = delete;
+  AttentionOpRegistration& operator=(const AttentionOpRegistration&) = delete;
+
+ private:
+  std::string name_;
+};
 
 }  // namespace pathbench

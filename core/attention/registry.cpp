@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace pathbench {
@@ -18,8 +20,10 @@ EncodingInfo path_fox_encoding_info();
 void attach_cuda_encodings(std::vector<EncodingInfo>& registry);
 #endif
 
-const std::vector<EncodingInfo>& encoding_registry() {
-  static const std::vector<EncodingInfo> registry = [] {
+namespace {
+
+std::vector<EncodingInfo>& mutable_registry() {
+  static std::vector<EncodingInfo> registry = [] {
     std::vector<EncodingInfo> r = {
         nope_encoding_info(),
         rope_encoding_info(),
@@ -34,6 +38,21 @@ const std::vector<EncodingInfo>& encoding_registry() {
     return r;
   }();
   return registry;
+}
+
+}  // namespace
+
+const std::vector<EncodingInfo>& encoding_registry() { return mutable_registry(); }
+
+EncodingRegistration::EncodingRegistration(EncodingInfo info) : name_(info.name) {
+  for (const auto& e : encoding_registry())
+    if (e.name == name_) throw Error(fmt::format("an encoding named '{}' is already registered", name_));
+  mutable_registry().push_back(std::move(info));
+}
+
+EncodingRegistration::~EncodingRegistration() {
+  auto& r = mutable_registry();
+  r.erase(std::remove_if(r.begin(), r.end(), [&](const EncodingInfo& e) { return e.name == name_; }), r.end());
 }
 
 std::vector<std::string> encoding_names() {

@@ -1,5 +1,6 @@
 // The registry of position encodings by name. Adding an encoding is one file with its class and
-// one line in registry.cpp; the conformance tests iterate over this list.
+// one line in registry.cpp; the conformance tests iterate over this list. An EncodingRegistration
+// adds one for as long as it lives (a test's own encoding, say).
 #pragma once
 #include <functional>
 #include <memory>
@@ -33,6 +34,18 @@ struct EncodingInfo {
 };
 
 const std::vector<EncodingInfo>& encoding_registry();
+
+// Registers an encoding for this object's lifetime; throws pathbench::Error when the name is taken.
+class EncodingRegistration {
+ public:
+  explicit EncodingRegistration(EncodingInfo info);
+  ~EncodingRegistration();
+  EncodingRegistration(const EncodingRegistration&) = delete;
+  EncodingRegistration& operator=(const EncodingRegistration&) = delete;
+
+ private:
+  std::string name_;
+};
 // Throws pathbench::Error naming the unknown encoding and listing the known ones.
 const EncodingInfo& find_encoding(const std::string& name);
 std::vector<std::string> encoding_names();
