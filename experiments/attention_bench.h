@@ -1,6 +1,6 @@
 // The CUDA attention-kernel benchmark behind `pathbench bench-attention` and `pathbench bench
 // --device cuda`: forward and forward+backward medians (device events, warm-up, repeats cycling
-// through several input sets) per encoding and B·T·H·D shape, bf16.
+// through several input sets) per attention op (core/attention/op_registry.h) and B·T·H·D shape, bf16.
 #pragma once
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 namespace pathbench {
 
 struct AttentionBenchOptions {
-  std::vector<std::string> encodings = {"nope", "rope", "fox", "sba", "path", "path_fox"};
+  std::vector<std::string> encodings;  // registered attention ops (empty: every one with a GPU implementation)
   std::vector<std::string> shapes = {"8x2048x16x64", "4x4096x16x64", "2x8192x16x64", "4x4096x8x128"};  // the anchors
   int warmup = 5, repeats = 30, sets = 3;
   int64_t path_span_chunks = 0;  // chunks per span of PaTH (0: the kernel's own choice)

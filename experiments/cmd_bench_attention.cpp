@@ -1,15 +1,18 @@
-// `pathbench bench-attention` and time_attention_kernels (attention_bench.h): times the fused CUDA
-// attention kernels of each encoding (forward, and forward + backward) at given B·T·H·D shapes with
+// `pathbench bench-attention` and time_attention_kernels (attention_bench.h): times the GPU
+// implementation of each registered attention op (core/attention/op_registry.h; forward, and
+// forward + backward, with the ops' default settings) at given B·T·H·D shapes with
 // device events: warm-up first, then many repeats cycling through several input sets (so repeats do
 // not run out of L2), medians reported; prints a table and writes JSON. scripts/bench_sdpa.py times
 // PyTorch's SDPA (flash) at the same shapes.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
 #include <sstream>
 
 #include "build_info.h"
+#include "core/attention/op_registry.h"
 #include "core/error.h"
 #include "core/options.h"
 #include "experiments/attention_bench.h"
@@ -24,10 +27,7 @@
 #include <cmath>
 #include <functional>
 
-#include "core/attention/path/cuda/path_kernels.h"
-#include "core/attention/rope/cuda/rope_kernels.h"
-#include "core/attention/sba/cuda/sba_kernels.h"
-#include "core/attention/softmax/cuda/softmax_kernels.h"
+#include "core/attention/cuda/gpu_op.h"
 #include "core/cuda/buffer.h"
 #include "core/rng.h"
 #endif
@@ -66,7 +66,7 @@ void check(cudaError_t e, const char* what) { cuda::check_cuda(e, std::string("b
 constexpr const char* kInput = "a benchmark input";
 constexpr const char* kOutput = "a benchmark output";
 
-// One set of random inputs for every encoding: q, k, v, w (unit rows), d_o in bf16; β, gates in fp32.
+// One set of random inputs for every op: q, k, v, w (unit rows), d_o in bf16; β, gates in fp32.
 struct InputSet {
   cuda::DeviceBuffer<bf16> q, k, v, w, d_o;
   cuda::DeviceBuffer<float> beta, gate;
@@ -101,108 +101,26 @@ struct InputSet {
   static size_t rows(const BenchShape& s) { return size_t(s.batch * s.heads * s.length); }
 };
 
-// Outputs, gradients and workspace shared by every encoding at one shape.
+// Outputs and gradients shared by every op at one shape.
 struct Outputs {
-  cuda::DeviceBuffer<bf16> o, dq, dk, dv, dw, q_rot, k_rot;
-  cuda::DeviceBuffer<float> lse, dbeta, dgate;
+  cuda::DeviceBuffer<bf16> o, dq, dk, dv, dw;
+  cuda::DeviceBuffer<float> dbeta, dgate;
   explicit Outputs(const BenchShape& s)
       : o(InputSet::size(s), kOutput), dq(InputSet::size(s), kOutput), dk(InputSet::size(s), kOutput),
-        dv(InputSet::size(s), kOutput), dw(InputSet::size(s), kOutput), q_rot(InputSet::size(s), kOutput),
-        k_rot(InputSet::size(s), kOutput), lse(InputSet::rows(s), kOutput), dbeta(InputSet::rows(s), kOutput),
+        dv(InputSet::size(s), kOutput), dw(InputSet::size(s), kOutput), dbeta(InputSet::rows(s), kOutput),
         dgate(InputSet::rows(s), kOutput) {}
 };
 
-struct Pass {
-  std::function<void(InputSet&)> forward, backward;
-  size_t workspace = 0;
-};
-
-// The forward and backward of one encoding, as the model would call them.
-Pass make_pass(const std::string& encoding, const BenchShape& s, Outputs& out, cuda::Workspace& ws,
-               int64_t span_chunks) {
-  const int64_t bh = s.batch * s.heads;
-  const float scale = 1.f / std::sqrt(float(s.head_dim));
-  Pass p;
-  if (encoding == "nope" || encoding == "fox" || encoding == "rope") {
-    const bool rope = encoding == "rope", gate = encoding == "fox";
-    auto args = [=, &out](InputSet& in) {
-      return cuda::SoftmaxAttentionCudaArgs<bf16>{bh,
-                                                  s.length,
-                                                  s.head_dim,
-                                                  scale,
-                                                  rope ? out.q_rot.data() : in.q.data(),
-                                                  rope ? out.k_rot.data() : in.k.data(),
-                                                  in.v.data(),
-                                                  gate ? in.gate.data() : nullptr,
-                                                  1.f};
-    };
-    p.workspace = cuda::softmax_attention_backward_workspace_bytes(
-        cuda::SoftmaxAttentionCudaArgs<bf16>{bh, s.length, s.head_dim, scale});
-    p.forward = [=, &out](InputSet& in) {
-      if (rope) {
-        cuda::rope_rotate_copy<bf16>(in.q.data(), out.q_rot.data(), bh, s.length, s.head_dim, 10000.0, false, 0,
-                                     nullptr);
-        cuda::rope_rotate_copy<bf16>(in.k.data(), out.k_rot.data(), bh, s.length, s.head_dim, 10000.0, false, 0,
-                                     nullptr);
-      }
-      cuda::softmax_attention_forward(args(in), out.o.data(), out.lse.data(), nullptr);
-    };
-    p.backward = [=, &out, &ws](InputSet& in) {
-      cuda::softmax_attention_backward(args(in), out.o.data(), out.lse.data(), in.d_o.data(), out.dq.data(),
-                                       out.dk.data(), out.dv.data(), gate ? out.dgate.data() : nullptr, ws, nullptr);
-      if (rope) {
-        cuda::rope_rotate(out.dq.data(), bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
-        cuda::rope_rotate(out.dk.data(), bh, s.length, s.head_dim, 10000.0, true, 0, nullptr);
-      }
-    };
-  } else if (encoding == "sba") {
-    auto args = [=](InputSet& in) {
-      return cuda::StickBreakingCudaArgs<bf16>{bh,          s.length,    s.head_dim,  scale,
-                                               in.q.data(), in.k.data(), in.v.data(), false};
-    };
-    p.workspace = cuda::stick_breaking_backward_workspace_bytes(cuda::StickBreakingCudaArgs<bf16>{bh, s.length, s.head_dim});
-    p.forward = [=, &out](InputSet& in) { cuda::stick_breaking_forward(args(in), out.o.data(), nullptr); };
-    p.backward = [=, &out, &ws](InputSet& in) {
-      cuda::stick_breaking_backward(args(in), out.o.data(), in.d_o.data(), out.dq.data(), out.dk.data(), out.dv.data(),
-                                    ws, nullptr);
-    };
-  } else if (encoding == "path" || encoding == "path_fox") {
-    const bool gate = encoding == "path_fox";
-    auto args = [=](InputSet& in) {
-      return cuda::PathAttentionCudaArgs<bf16>{bh,
-                                               s.length,
-                                               s.head_dim,
-                                               scale,
-                                               in.q.data(),
-                                               in.k.data(),
-                                               in.v.data(),
-                                               in.w.data(),
-                                               in.beta.data(),
-                                               gate ? in.gate.data() : nullptr,
-                                               1.f,
-                                               span_chunks};
-    };
-    cuda::PathAttentionCudaArgs<bf16> shape_only{bh, s.length, s.head_dim, scale};
-    shape_only.span_chunks = span_chunks;
-    // One workspace: the forward's part (kept for the backward), then the backward's own.
-    const size_t forward_bytes = cuda::path_attention_forward_workspace_bytes(shape_only);
-    p.workspace = forward_bytes + cuda::path_attention_backward_workspace_bytes(shape_only);
-    auto forward_ws = [&ws, forward_bytes] { return cuda::Workspace{ws.data, forward_bytes}; };
-    auto backward_ws = [&ws, forward_bytes] {
-      return cuda::Workspace{static_cast<char*>(ws.data) + forward_bytes, ws.bytes - forward_bytes};
-    };
-    p.forward = [=, &out](InputSet& in) {
-      cuda::path_attention_forward(args(in), out.o.data(), out.lse.data(), forward_ws(), nullptr);
-    };
-    p.backward = [=, &out](InputSet& in) {
-      cuda::path_attention_backward(args(in), out.o.data(), out.lse.data(), forward_ws(), in.d_o.data(),
-                                    out.dq.data(), out.dk.data(), out.dv.data(), out.dw.data(), out.dbeta.data(),
-                                    gate ? out.dgate.data() : nullptr, backward_ws(), nullptr);
-    };
-  } else {
-    throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", encoding));
-  }
-  return p;
+// The registered op's GPU tensors over one input set and the shared outputs.
+cuda::GpuOpTensors<bf16> op_tensors(const AttentionOpInfo& op, const BenchShape& s, InputSet& in, Outputs& out) {
+  cuda::GpuOpTensors<bf16> t;
+  t.batch_heads = s.batch * s.heads, t.length = s.length, t.head_dim = s.head_dim;
+  t.scale = 1.f / std::sqrt(float(s.head_dim));
+  t.q = in.q.data(), t.k = in.k.data(), t.v = in.v.data(), t.d_o = in.d_o.data();
+  t.o = out.o.data(), t.dq = out.dq.data(), t.dk = out.dk.data(), t.dv = out.dv.data();
+  if (op.householder) t.w = in.w.data(), t.beta = in.beta.data(), t.dw = out.dw.data(), t.dbeta = out.dbeta.data();
+  if (op.gated) t.cum_gate = in.gate.data(), t.d_cum_gate = out.dgate.data();
+  return t;
 }
 
 double median(std::vector<double> v) {
@@ -210,12 +128,24 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-json bench_one(const AttentionBenchOptions& o, const std::string& encoding, const BenchShape& s,
+json bench_one(const AttentionBenchOptions& o, const std::string& name, const BenchShape& s,
                std::vector<std::unique_ptr<InputSet>>& sets, Outputs& out) {
-  cuda::Workspace ws;
-  Pass pass = make_pass(encoding, s, out, ws, o.path_span_chunks);
-  cuda::DeviceBuffer<char> scratch(std::max<size_t>(pass.workspace, 1), "the kernels' workspace");
-  ws = {scratch.data(), pass.workspace};
+  const AttentionOpInfo& op = find_attention_op(name);
+  if (!op.gpu_bf16) throw Error(fmt::format("bench-attention: op '{}' has no GPU implementation", name));
+  const cuda::GpuOp<bf16>& gpu = *op.gpu_bf16;
+  OpSettings settings;
+  settings.path_span_chunks = o.path_span_chunks;
+  const cuda::GpuOpTensors<bf16> shape = op_tensors(op, s, *sets[0], out);
+  const size_t forward_bytes = gpu.forward_workspace_bytes(settings, shape);
+  const size_t backward_bytes = gpu.backward_workspace_bytes(settings, shape);
+  cuda::DeviceBuffer<char> forward_scratch(std::max<size_t>(forward_bytes, 1), "the forward's workspace");
+  cuda::DeviceBuffer<char> backward_scratch(std::max<size_t>(backward_bytes, 1), "the backward's workspace");
+  const cuda::Workspace fws{forward_scratch.data(), forward_bytes}, bws{backward_scratch.data(), backward_bytes};
+  struct Pass {
+    std::function<void(InputSet&)> forward, backward;
+  } pass;
+  pass.forward = [&](InputSet& in) { gpu.forward(settings, op_tensors(op, s, in, out), fws, nullptr); };
+  pass.backward = [&](InputSet& in) { gpu.backward(settings, op_tensors(op, s, in, out), fws, bws, nullptr); };
   for (int i = 0; i < o.warmup; ++i) {
     pass.forward(*sets[i % sets.size()]);
     pass.backward(*sets[i % sets.size()]);
@@ -239,7 +169,7 @@ json bench_one(const AttentionBenchOptions& o, const std::string& encoding, cons
     fwd.push_back(a), total.push_back(b);
   }
   for (auto& e : ev) cudaEventDestroy(e);
-  return json{{"encoding", encoding},
+  return json{{"encoding", name},
               {"batch", s.batch},
               {"length", s.length},
               {"heads", s.heads},
@@ -248,7 +178,7 @@ json bench_one(const AttentionBenchOptions& o, const std::string& encoding, cons
               {"forward_ms_min", *std::min_element(fwd.begin(), fwd.end())},
               {"forward_backward_ms_median", median(total)},
               {"forward_backward_ms_min", *std::min_element(total.begin(), total.end())},
-              {"workspace_bytes", pass.workspace}};
+              {"workspace_bytes", forward_bytes + backward_bytes}};
 }
 
 }  // namespace
@@ -256,9 +186,11 @@ json bench_one(const AttentionBenchOptions& o, const std::string& encoding, cons
 json time_attention_kernels(const AttentionBenchOptions& o) {
   std::vector<BenchShape> shapes;
   for (const auto& s : o.shapes) shapes.push_back(parse_shape(s));
-  for (const auto& e : o.encodings)
-    if (e != "nope" && e != "rope" && e != "fox" && e != "sba" && e != "path" && e != "path_fox")
-      throw Error(fmt::format("bench-attention: unknown encoding '{}' (nope, rope, fox, sba, path, path_fox)", e));
+  std::vector<std::string> names = o.encodings;
+  if (names.empty())
+    for (const auto& op : attention_ops())
+      if (op.gpu_bf16) names.push_back(op.name);
+  for (const auto& e : names) find_attention_op(e);  // fail before any timing on an unknown name
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   fmt::print("pathbench bench-attention on {}: bf16, {} warm-up, {} repeats over {} input sets\n", prop.name, o.warmup,
@@ -269,7 +201,7 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
     std::vector<std::unique_ptr<InputSet>> sets;
     for (int i = 0; i < o.sets; ++i) sets.push_back(std::make_unique<InputSet>(s, 1000 + i));
     Outputs out(s);
-    for (const auto& e : o.encodings) {
+    for (const auto& e : names) {
       json r = bench_one(o, e, s, sets, out);
       fmt::print("| {} | {}·{}·{}·{} | {:.3f} | {:.3f} |\n", e, s.batch, s.length, s.heads, s.head_dim,
                  r["forward_ms_median"].get<double>(), r["forward_backward_ms_median"].get<double>());
@@ -314,7 +246,9 @@ void add_bench_attention_command(CLI::App& app) {
   auto opts = std::make_shared<BenchAttentionOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bench-attention", "time the CUDA attention kernels (forward, forward+backward) per encoding and shape; write JSON");
-  cmd->add_option("--encodings", opts->timing.encodings, "encodings to time (nope, rope, fox, sba, path, path_fox)");
+  cmd->add_option("--encodings", opts->timing.encodings,
+                  fmt::format("attention ops to time (default: every registered op with a GPU implementation: {})",
+                              fmt::join(attention_op_names(), ", ")));
   cmd->add_option("--shapes", opts->timing.shapes, "shapes BxTxHxD (default: the four anchors of docs/design.md §7)");
   cmd->add_option("--warmup", opts->timing.warmup, "untimed forward+backward passes")->check(integer_at_least(0));
   cmd->add_option("--repeats", opts->timing.repeats, "timed passes")->check(integer_at_least(1));

@@ -4,6 +4,8 @@
 // random inputs, across ragged T (T = 1 included), head dims 16–128 and several batch·head counts,
 // in fp32 (relative error ≤ 1e-5) and bf16 storage (≤ 1e-2; references take the same bf16-rounded
 // inputs). Every output and the workspace are poisoned with NaN first, so unwritten elements fail.
+// Then every registered attention op's GPU implementation (op_registry.h, as bench-attention runs
+// it) against the same op's CPU implementation in float64.
 #ifdef PATHBENCH_WITH_CUDA
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -11,8 +13,11 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "core/attention/cuda/gpu_op.h"
+#include "core/attention/op_registry.h"
 #include "core/attention/path/cuda/path_kernels.h"
 #include "core/attention/rope/rope.h"
 #include "core/attention/rope/cuda/rope_kernels.h"
@@ -123,6 +128,21 @@ struct Shape {
 const std::vector<Shape> kShapes = {{2, 1, 16},  {3, 37, 16},  {2, 64, 32},  {1, 130, 32},
                                     {2, 200, 64}, {3, 257, 64}, {1, 1, 128}, {2, 150, 128}};
 
+// Unit rows w [BH, T, D] (unit after rounding to S: the kernels get exactly these) and β = 2σ(ξ)
+// [BH, T] in (0, 2), rounded to float.
+template <typename S>
+std::pair<Host, Host> random_householder(const Shape& sh, CounterRng& rng) {
+  const int64_t rows = sh.bh * sh.T;
+  Host w = random_values<S>(size_t(rows * sh.D), rng), beta(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    double norm = 0;
+    for (int64_t x = 0; x < sh.D; ++x) norm += w[r * sh.D + x] * w[r * sh.D + x];
+    for (int64_t x = 0; x < sh.D; ++x) w[r * sh.D + x] = stored(w[r * sh.D + x] / std::sqrt(norm), S());
+    beta[r] = double(float(2.0 / (1.0 + std::exp(-rng.normal()))));
+  }
+  return {w, beta};
+}
+
 // ---- softmax attention (nope, fox) and RoPE --------------------------------------------------------
 
 template <typename S>
@@ -213,13 +233,7 @@ void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chu
   const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
   const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
   const Host d_o = random_values<S>(n, rng), gate = random_gates(sh.bh, sh.T, rng);
-  Host w = random_values<S>(n, rng), beta(rows);
-  for (int64_t r = 0; r < int64_t(rows); ++r) {  // unit w (after rounding: the kernels get exactly these)
-    double norm = 0;
-    for (int64_t x = 0; x < sh.D; ++x) norm += w[r * sh.D + x] * w[r * sh.D + x];
-    for (int64_t x = 0; x < sh.D; ++x) w[r * sh.D + x] = stored(w[r * sh.D + x] / std::sqrt(norm), S());
-    beta[r] = double(float(2.0 / (1.0 + std::exp(-rng.normal()))));
-  }
+  const auto [w, beta] = random_householder<S>(sh, rng);
   reference::PathInputs in{q.data(), k.data(), v.data(), w.data(), beta.data(), with_gate ? gate.data() : nullptr,
                            1.0 / std::sqrt(double(sh.D)), 0.9};
   const reference::AttentionShape rs{sh.bh, sh.T, sh.D};
@@ -251,7 +265,91 @@ void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chu
   if (with_gate) CHECK_CLOSE("d_cum_log_gate", dg.download(), dg_ref);
 }
 
+// ---- every registered op's GPU implementation (op_registry.h) against its CPU implementation -------
+
+// bf16: looser than the per-kernel checks above, whose references read the same bf16-rounded
+// intermediates the kernels do: an op also rounds intermediates the float64 CPU op keeps exact
+// (RoPE's rotated queries and keys, stored in bf16 before the attention kernels read them).
+template <typename S>
+constexpr double kOpTolerance = std::is_same_v<S, float> ? 1e-5 : 3e-2;
+
+template <typename S>
+const cuda::GpuOp<S>& gpu_of(const AttentionOpInfo& op) {
+  if constexpr (std::is_same_v<S, float>)
+    return *op.gpu_float;
+  else
+    return *op.gpu_bf16;
+}
+
+template <typename S>
+void check_gpu_op(const AttentionOpInfo& op, const Shape& sh, const OpSettings& settings, uint64_t seed) {
+  INFO(op.name << " " << precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D);
+  CounterRng rng(seed, "gpu op");
+  const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
+  const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
+  const Host d_o = random_values<S>(n, rng), gate = random_gates(sh.bh, sh.T, rng);
+  const auto [w, beta] = random_householder<S>(sh, rng);
+  const double scale = 1.0 / std::sqrt(double(sh.D));
+
+  Host o_ref(n), dq_ref(n), dk_ref(n), dv_ref(n), dw_ref(n), db_ref(rows), dg_ref(rows);
+  OpTensors<double> ref;
+  ref.batch_heads = sh.bh, ref.length = sh.T, ref.head_dim = sh.D, ref.scale = scale;
+  ref.q = q.data(), ref.k = k.data(), ref.v = v.data(), ref.d_o = d_o.data();
+  ref.o = o_ref.data(), ref.dq = dq_ref.data(), ref.dk = dk_ref.data(), ref.dv = dv_ref.data();
+  if (op.householder) ref.w = w.data(), ref.beta = beta.data(), ref.dw = dw_ref.data(), ref.dbeta = db_ref.data();
+  if (op.gated) ref.cum_gate = gate.data(), ref.d_cum_gate = dg_ref.data();
+  op.cpu_double(settings, ref);
+
+  DeviceArray<S> dq_in(n), dk_in(n), dv_in(n), dw_in(n), ddo(n), o(n), dq(n), dk(n), dv(n), dw(n);
+  DeviceArray<float> dbeta_in(rows), dgate(rows), db(rows), dg(rows);
+  dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), dw_in.upload(w), ddo.upload(d_o);
+  dbeta_in.upload(beta), dgate.upload(gate);
+  cuda::GpuOpTensors<S> t;
+  t.batch_heads = sh.bh, t.length = sh.T, t.head_dim = sh.D, t.scale = float(scale);
+  t.q = dq_in.get(), t.k = dk_in.get(), t.v = dv_in.get(), t.d_o = ddo.get();
+  t.o = o.get(), t.dq = dq.get(), t.dk = dk.get(), t.dv = dv.get();
+  if (op.householder) t.w = dw_in.get(), t.beta = dbeta_in.get(), t.dw = dw.get(), t.dbeta = db.get();
+  if (op.gated) t.cum_gate = dgate.get(), t.d_cum_gate = dg.get();
+  const cuda::GpuOp<S>& gpu = gpu_of<S>(op);
+  DeviceWorkspace fws(gpu.forward_workspace_bytes(settings, t)), bws(gpu.backward_workspace_bytes(settings, t));
+  gpu.forward(settings, t, fws.get(), nullptr);
+  gpu.backward(settings, t, fws.get(), bws.get(), nullptr);
+
+  std::vector<std::tuple<const char*, Host, const Host*>> results = {
+      {"o", o.download(), &o_ref}, {"dq", dq.download(), &dq_ref}, {"dk", dk.download(), &dk_ref},
+      {"dv", dv.download(), &dv_ref}};
+  if (op.householder) {
+    results.push_back({"dw", dw.download(), &dw_ref});
+    results.push_back({"dbeta", db.download(), &db_ref});
+  }
+  if (op.gated) results.push_back({"d_cum_gate", dg.download(), &dg_ref});
+  for (const auto& [name, got, want] : results) {
+    const double err = relative_error(got, *want);
+    INFO(name << " relative error " << err);
+    CHECK(err <= kOpTolerance<S>);
+  }
+}
+
 }  // namespace
+
+TEST_CASE("every registered attention op's GPU implementation matches its CPU implementation", "[cuda]") {
+  OpSettings settings;
+  settings.gate_scale = 0.9;
+  settings.rope_base = 500;
+  uint64_t seed = 600;
+  size_t checked = 0;
+  for (const auto& op : attention_ops()) {
+    if (!op.gpu_float) continue;
+    ++checked;
+    for (const auto& sh : kShapes) {
+      if (!op.head_dim_problem(sh.D).empty()) continue;
+      settings.remainder_to_current = seed % 4 == 0;
+      check_gpu_op<float>(op, sh, settings, seed++);
+      check_gpu_op<bf16>(op, sh, settings, seed++);
+    }
+  }
+  CHECK(checked >= 6);  // every built-in op has a GPU implementation
+}
 
 TEST_CASE("CUDA softmax attention (nope, fox) matches the CPU kernel", "[cuda]") {
   uint64_t seed = 1;

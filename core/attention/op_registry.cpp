@@ -17,12 +17,21 @@ AttentionOpInfo fox_attention_op();
 AttentionOpInfo sba_attention_op();
 AttentionOpInfo path_attention_op();
 AttentionOpInfo path_fox_attention_op();
+#ifdef PATHBENCH_WITH_CUDA
+void attach_gpu_ops(std::vector<AttentionOpInfo>& ops);
+#endif
 
 namespace {
 
 std::vector<AttentionOpInfo>& mutable_ops() {
-  static std::vector<AttentionOpInfo> ops = {nope_attention_op(), rope_attention_op(),  fox_attention_op(),
-                                             sba_attention_op(),  path_attention_op(), path_fox_attention_op()};
+  static std::vector<AttentionOpInfo> ops = [] {
+    std::vector<AttentionOpInfo> list = {nope_attention_op(), rope_attention_op(),  fox_attention_op(),
+                                         sba_attention_op(),  path_attention_op(), path_fox_attention_op()};
+#ifdef PATHBENCH_WITH_CUDA
+    attach_gpu_ops(list);
+#endif
+    return list;
+  }();
   return ops;
 }
 

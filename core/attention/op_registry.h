@@ -1,16 +1,25 @@
 // The attention ops beneath the position encodings, one registry entry each: the tensors an op
 // takes beside q, k and v (PaTH's w and β, FoX's log forget gates), the settings that apply to it,
-// and its forward and backward on the CPU in float and double. `pathbench op` and its gradient
-// tests loop over this list, so an op registered here (a test can register its own) is evaluated,
-// validated and checked like the built-in ones. Each op's entry lives beside its kernels
-// (rope/rope.cpp, path/path_op.cpp, …).
+// its forward and backward on the CPU in float and double and, in CUDA builds, on the GPU
+// (cuda/gpu_op.h). `pathbench op` and its gradient tests, `pathbench bench-attention` and the CUDA
+// op conformance test loop over this list, so an op registered here (a test can register its own)
+// is evaluated, validated, timed and checked like the built-in ones. Each op's entry lives beside
+// its kernels (rope/rope_op.cpp and rope/cuda/rope_gpu_op.cpp, …).
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+struct __nv_bfloat16;  // cuda_bf16.h's bf16 type; complete only where the CUDA side is built
+
 namespace pathbench {
+
+namespace cuda {
+template <typename S>
+struct GpuOp;
+}  // namespace cuda
 
 // The settings of one call that are not tensors.
 struct OpSettings {
@@ -18,6 +27,7 @@ struct OpSettings {
   double gate_scale = 1;              // g, the multiplier of the gate bias g·(c_i − c_j)
   double rope_base = 10000;           // RoPE's rotation base
   bool remainder_to_current = false;  // stick-breaking: unassigned weight to the current token
+  int64_t path_span_chunks = 0;       // PaTH on the GPU: chunks per span (0: its own choice)
 };
 
 // One call's host tensors: inputs and outputs [BH, T, D], except beta, cum_gate and d_cum_gate [BH, T].
@@ -46,6 +56,10 @@ struct AttentionOpInfo {
   std::function<std::string(int64_t head_dim)> head_dim_problem;
   OpFunction<float> cpu_float;        // forward and backward: o, dq, dk, dv (+ dw, dbeta, d_cum_gate)
   OpFunction<double> cpu_double;
+  // The GPU implementation with fp32 or bf16 storage, attached in CUDA builds (cuda/gpu_op_registry.cpp);
+  // null where the op has none.
+  std::shared_ptr<const cuda::GpuOp<float>> gpu_float;
+  std::shared_ptr<const cuda::GpuOp<__nv_bfloat16>> gpu_bf16;
 };
 
 // Builds an entry from a class with `template <typename T> static void run(const OpSettings&,
@@ -54,10 +68,16 @@ template <class Op>
 AttentionOpInfo make_attention_op(std::string name, std::string description, bool householder, bool gated,
                                   std::vector<std::string> settings,
                                   std::function<std::string(int64_t)> head_dim_problem = {}) {
-  if (!head_dim_problem) head_dim_problem = [](int64_t) { return std::string(); };
-  return AttentionOpInfo{std::move(name),     std::move(description),      householder,
-                         gated,               std::move(settings),         std::move(head_dim_problem),
-                         &Op::template run<float>, &Op::template run<double>};
+  AttentionOpInfo op;
+  op.name = std::move(name);
+  op.description = std::move(description);
+  op.householder = householder;
+  op.gated = gated;
+  op.settings = std::move(settings);
+  op.head_dim_problem = head_dim_problem ? std::move(head_dim_problem) : [](int64_t) { return std::string(); };
+  op.cpu_float = &Op::template run<float>;
+  op.cpu_double = &Op::template run<double>;
+  return op;
 }
 
 const std::vector<AttentionOpInfo>& attention_ops();

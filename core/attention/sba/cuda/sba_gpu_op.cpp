@@ -1,0 +1,32 @@
+// The `sba` attention op on the GPU: the fused log-space stick-breaking kernels (the forward keeps
+// nothing for the backward).
+#include "core/attention/cuda/gpu_op.h"
+#include "core/attention/sba/cuda/sba_kernels.h"
+
+namespace pathbench::cuda {
+
+namespace {
+
+template <typename S>
+struct StickBreakingGpuOp {
+  static StickBreakingCudaArgs<S> args(const OpSettings& s, const GpuOpTensors<S>& t) {
+    return StickBreakingCudaArgs<S>{t.batch_heads, t.length, t.head_dim, t.scale,
+                                    t.q,           t.k,      t.v,        s.remainder_to_current};
+  }
+  static size_t forward_workspace_bytes(const OpSettings&, const GpuOpTensors<S>&) { return 0; }
+  static size_t backward_workspace_bytes(const OpSettings& s, const GpuOpTensors<S>& t) {
+    return stick_breaking_backward_workspace_bytes(args(s, t));
+  }
+  static void forward(const OpSettings& s, const GpuOpTensors<S>& t, Workspace, cudaStream_t stream) {
+    stick_breaking_forward(args(s, t), t.o, stream);
+  }
+  static void backward(const OpSettings& s, const GpuOpTensors<S>& t, Workspace, Workspace b, cudaStream_t stream) {
+    stick_breaking_backward(args(s, t), t.o, t.d_o, t.dq, t.dk, t.dv, b, stream);
+  }
+};
+
+}  // namespace
+
+GpuOps sba_gpu_ops() { return make_gpu_ops<StickBreakingGpuOp>(); }
+
+}  // namespace pathbench::cuda
