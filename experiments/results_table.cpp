@@ -364,21 +364,33 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                              trials_key(metric));
   } else {
     std::set<json> levels;
+    size_t seeds = 0;  // the most seeds any (cell, level) has
     for (const auto& [cell, by_level] : values)
-      for (const auto& [level, v] : by_level) levels.insert(level);
+      for (const auto& [level, v] : by_level) levels.insert(level), seeds = std::max(seeds, v.size());
+    bool flagged = false;
     for (const auto& [cell, by_level] : values) {
-      for (const auto& [level, v] : by_level) {  // levels ascending
-        const double mean = stats_of(v).mean;
-        if (higher_is_better ? mean > o.threshold : mean < o.threshold) {
-          cells[cell] = show(level);
-          break;
-        }
+      for (const json& level : levels) {  // ascending
+        const auto it = by_level.find(level);
+        if (it == by_level.end()) continue;
+        const double mean = stats_of(it->second).mean;
+        if (!(higher_is_better ? mean > o.threshold : mean < o.threshold)) continue;
+        // A fewer-seeds mean, or a smaller level with no result, weakens the claim: say so in the cell.
+        std::vector<std::string> caveats;
+        if (it->second.size() < seeds) caveats.push_back(fmt::format("{} of {} seeds", it->second.size(), seeds));
+        std::vector<std::string> missing;
+        for (const json& smaller : levels)
+          if (smaller < level && !by_level.count(smaller)) missing.push_back(show(smaller));
+        if (!missing.empty()) caveats.push_back(fmt::format("{} {} not run", o.fewest, fmt::join(missing, ", ")));
+        cells[cell] = caveats.empty() ? show(level) : fmt::format("{} ({})", show(level), fmt::join(caveats, "; "));
+        flagged = flagged || !caveats.empty();
+        break;
       }
     }
     std::vector<std::string> tried;
     for (const json& l : levels) tried.push_back(show(l));
-    heading = fmt::format("fewest {} with mean {} {} {} (mean over seeds; —: none of {})", o.fewest, metric,
-                          higher_is_better ? ">" : "<", o.threshold, fmt::join(tried, ", "));
+    heading = fmt::format("fewest {} with mean {} {} {} (mean over {} seeds; —: none of {})", o.fewest, metric,
+                          higher_is_better ? ">" : "<", o.threshold, seeds, fmt::join(tried, ", "));
+    if (flagged) heading += "; in parentheses: fewer seeds, or smaller values with no result";
   }
   std::string out = heading + "\n\n" + markdown(o.rows + " \\ " + o.cols, ordered_values(row, records),
                                                 ordered_values(col, records), cells);

@@ -95,9 +95,16 @@ TEST_CASE("table: fewest layers reaching a threshold per length", "[runner]") {
   o.metric = "sequence_accuracy";
   o.fewest = "layers";
   const std::string table = results_table(results, o);
-  CHECK_THAT(table, Catch::Contains("fewest layers with mean sequence_accuracy > 0.9") &&
+  CHECK_THAT(table, Catch::Contains("fewest layers with mean sequence_accuracy > 0.9 (mean over 2 seeds") &&
                         Catch::Contains("none of 1, 2") && Catch::Contains("| rope | 1 | 2 | — |") &&
                         Catch::Contains("| path | 1 | 1 | 1 |"));
+  CHECK_THAT(table, !Catch::Contains("in parentheses"));
+  // A passing level with fewer seeds, or with a smaller level that has no result, is marked.
+  std::vector<json> partial = results;
+  partial.push_back(result("fox", 0, 2, lengths(1.0, 1.0, 1.0)));
+  const std::string marked = results_table(partial, o);
+  CHECK_THAT(marked, Catch::Contains("| fox | 2 (1 of 2 seeds; layers 1 not run) |") &&
+                         Catch::Contains("in parentheses: fewer seeds, or smaller values with no result"));
   // Without --fewest the layers differ inside each cell.
   o.fewest = "";
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("model.n_layers (1, 2)") && Catch::Contains("--where"));
