@@ -1,12 +1,7 @@
 // The list of attention ops, and lookup by name.
 #include "core/attention/op_registry.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <algorithm>
-
-#include "core/error.h"
+#include "core/attention/named_entries.h"
 
 namespace pathbench {
 
@@ -39,28 +34,14 @@ std::vector<AttentionOpInfo>& mutable_ops() {
 
 const std::vector<AttentionOpInfo>& attention_ops() { return mutable_ops(); }
 
-std::vector<std::string> attention_op_names() {
-  std::vector<std::string> names;
-  for (const auto& op : attention_ops()) names.push_back(op.name);
-  return names;
-}
+std::vector<std::string> attention_op_names() { return entry_names(attention_ops()); }
 
-const AttentionOpInfo& find_attention_op(const std::string& name) {
-  for (const auto& op : attention_ops())
-    if (op.name == name) return op;
-  throw Error(fmt::format("unknown op '{}' (known: {})", name, fmt::join(attention_op_names(), ", ")));
-}
+const AttentionOpInfo& find_attention_op(const std::string& name) { return find_entry(attention_ops(), name, "op"); }
 
 AttentionOpRegistration::AttentionOpRegistration(AttentionOpInfo op) : name_(op.name) {
-  for (const auto& known : attention_ops())
-    if (known.name == name_) throw Error(fmt::format("an attention op named '{}' is already registered", name_));
-  mutable_ops().push_back(std::move(op));
+  add_entry(mutable_ops(), std::move(op), "op");
 }
 
-AttentionOpRegistration::~AttentionOpRegistration() {
-  auto& ops = mutable_ops();
-  ops.erase(std::remove_if(ops.begin(), ops.end(), [&](const AttentionOpInfo& o) { return o.name == name_; }),
-            ops.end());
-}
+AttentionOpRegistration::~AttentionOpRegistration() { remove_entry(mutable_ops(), name_); }
 
 }  // namespace pathbench

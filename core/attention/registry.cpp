@@ -3,8 +3,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
+#include "core/attention/named_entries.h"
 #include "core/error.h"
 
 namespace pathbench {
@@ -45,27 +44,14 @@ std::vector<EncodingInfo>& mutable_registry() {
 const std::vector<EncodingInfo>& encoding_registry() { return mutable_registry(); }
 
 EncodingRegistration::EncodingRegistration(EncodingInfo info) : name_(info.name) {
-  for (const auto& e : encoding_registry())
-    if (e.name == name_) throw Error(fmt::format("an encoding named '{}' is already registered", name_));
-  mutable_registry().push_back(std::move(info));
+  add_entry(mutable_registry(), std::move(info), "encoding");
 }
 
-EncodingRegistration::~EncodingRegistration() {
-  auto& r = mutable_registry();
-  r.erase(std::remove_if(r.begin(), r.end(), [&](const EncodingInfo& e) { return e.name == name_; }), r.end());
-}
+EncodingRegistration::~EncodingRegistration() { remove_entry(mutable_registry(), name_); }
 
-std::vector<std::string> encoding_names() {
-  std::vector<std::string> names;
-  for (const auto& e : encoding_registry()) names.push_back(e.name);
-  return names;
-}
+std::vector<std::string> encoding_names() { return entry_names(encoding_registry()); }
 
-const EncodingInfo& find_encoding(const std::string& name) {
-  for (const auto& e : encoding_registry())
-    if (e.name == name) return e;
-  throw Error(fmt::format("unknown encoding '{}' (known: {})", name, fmt::join(encoding_names(), ", ")));
-}
+const EncodingInfo& find_encoding(const std::string& name) { return find_entry(encoding_registry(), name, "encoding"); }
 
 template <typename T>
 std::unique_ptr<PositionEncoding<T>> make_encoding(const std::string& name, const json& options,
