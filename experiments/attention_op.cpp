@@ -120,12 +120,9 @@ SafetensorsContent evaluate(const AttentionOpInfo& op, const OpSettings& setting
   }
   SafetensorsContent out;
   out.metadata = {{"op", op.name}, {"scale", fmt::format("{}", double(t.scale))}};
-  auto uses = [&](const char* name) {
-    return std::find(op.settings.begin(), op.settings.end(), name) != op.settings.end();
-  };
-  if (uses("gate_scale")) out.metadata["gate_scale"] = fmt::format("{}", settings.gate_scale);
-  if (uses("rope_base")) out.metadata["rope_base"] = fmt::format("{}", settings.rope_base);
-  if (uses("remainder_to_current"))
+  if (op.uses_setting("gate_scale")) out.metadata["gate_scale"] = fmt::format("{}", settings.gate_scale);
+  if (op.uses_setting("rope_base")) out.metadata["rope_base"] = fmt::format("{}", settings.rope_base);
+  if (op.uses_setting("remainder_to_current"))
     out.metadata["remainder_to_current"] = settings.remainder_to_current ? "true" : "false";
   const std::pair<const char*, std::vector<T>*> full[] = {{"o", &o}, {"dq", &dq}, {"dk", &dk}, {"dv", &dv}};
   for (const auto& [name, values] : full) out.tensors[name] = make_tensor(values->data(), sh.full);

@@ -63,8 +63,7 @@ void add_op_command(CLI::App& app) {
       if (option->count() == 0) continue;
       std::vector<std::string> users;
       for (const auto& info : attention_ops())
-        if (std::find(info.settings.begin(), info.settings.end(), setting) != info.settings.end())
-          users.push_back(info.name);
+        if (info.uses_setting(setting)) users.push_back(info.name);
       if (std::find(users.begin(), users.end(), op) == users.end())
         throw Error(fmt::format("op: {} applies to {} only, not to --op {}", option->get_name(),
                                 fmt::join(users, ", "), op));

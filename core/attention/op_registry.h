@@ -60,6 +60,12 @@ struct AttentionOpInfo {
   // null where the op has none.
   std::shared_ptr<const cuda::GpuOp<float>> gpu_float;
   std::shared_ptr<const cuda::GpuOp<__nv_bfloat16>> gpu_bf16;
+
+  bool uses_setting(const std::string& setting) const {
+    for (const auto& s : settings)
+      if (s == setting) return true;
+    return false;
+  }
 };
 
 // Builds an entry from a class with `template <typename T> static void run(const OpSettings&,

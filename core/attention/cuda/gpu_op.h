@@ -61,4 +61,11 @@ inline Workspace workspace_rest(Workspace ws, size_t head) {
   return Workspace{static_cast<char*>(ws.data) + head, ws.bytes - head};
 }
 
+// The softmax-type ops keep their row log-sum-exp [BH, T] at the head of the forward's workspace.
+template <typename S>
+size_t lse_workspace_bytes(const GpuOpTensors<S>& t) {
+  return workspace_head(size_t(t.batch_heads * t.length) * sizeof(float));
+}
+inline float* lse_in(Workspace forward) { return static_cast<float*>(forward.data); }
+
 }  // namespace pathbench::cuda

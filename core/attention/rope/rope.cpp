@@ -36,6 +36,10 @@ void rope_rotate(T* x, int64_t batch_heads, int64_t length, int64_t head_dim, do
 template void rope_rotate<float>(float*, int64_t, int64_t, int64_t, double, bool, int64_t);
 template void rope_rotate<double>(double*, int64_t, int64_t, int64_t, double, bool, int64_t);
 
+std::string rope_head_dim_problem(int64_t head_dim) {
+  return head_dim % 2 == 0 ? std::string() : std::string("rope needs an even head dimension");
+}
+
 namespace {
 
 template <typename T>
@@ -80,7 +84,7 @@ EncodingInfo rope_encoding_info() {
   return make_encoding_info<RopeEncoding>(
       "rope", "rotary position embedding on queries and keys, softmax attention",
       {{"base", OptionType::Float, 10000.0, "rotation base: θ_m = base^(−2m/D)", 1.0}},
-      [](int64_t head_dim) { return head_dim % 2 == 0 ? std::string() : std::string("rope needs an even head dimension"); });
+      rope_head_dim_problem);
 }
 
 }  // namespace pathbench

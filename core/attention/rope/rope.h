@@ -2,8 +2,12 @@
 // angle t·θ_m with θ_m = base^(−2m/D). Relative: logits depend only on position differences.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace pathbench {
+
+// "" for an even head dimension, else why RoPE cannot pair its dimensions.
+std::string rope_head_dim_problem(int64_t head_dim);
 
 // x: [BH, T, D], rotated in place; inverse = true rotates by −angle (the backward of a rotation).
 template <typename T>

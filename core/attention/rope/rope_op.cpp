@@ -30,7 +30,7 @@ struct RopeOp {
 AttentionOpInfo rope_attention_op() {
   return make_attention_op<RopeOp>(
       "rope", "rotary position embedding on q and k, then causal softmax attention", false, false, {"rope_base"},
-      [](int64_t d) { return d % 2 == 0 ? std::string() : std::string("rope needs an even head dimension"); });
+      rope_head_dim_problem);
 }
 
 }  // namespace pathbench

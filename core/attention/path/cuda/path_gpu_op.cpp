@@ -19,23 +19,18 @@ struct PathGpuOp {
     a.span_chunks = s.path_span_chunks;
     return a;
   }
-  static size_t lse_bytes(const GpuOpTensors<S>& t) {
-    return workspace_head(size_t(t.batch_heads * t.length) * sizeof(float));
-  }
-  static float* lse(Workspace f) { return static_cast<float*>(f.data); }
-
   static size_t forward_workspace_bytes(const OpSettings& s, const GpuOpTensors<S>& t) {
-    return lse_bytes(t) + path_attention_forward_workspace_bytes(args(s, t));
+    return lse_workspace_bytes(t) + path_attention_forward_workspace_bytes(args(s, t));
   }
   static size_t backward_workspace_bytes(const OpSettings& s, const GpuOpTensors<S>& t) {
     return path_attention_backward_workspace_bytes(args(s, t));
   }
   static void forward(const OpSettings& s, const GpuOpTensors<S>& t, Workspace f, cudaStream_t stream) {
-    path_attention_forward(args(s, t), t.o, lse(f), workspace_rest(f, lse_bytes(t)), stream);
+    path_attention_forward(args(s, t), t.o, lse_in(f), workspace_rest(f, lse_workspace_bytes(t)), stream);
   }
   static void backward(const OpSettings& s, const GpuOpTensors<S>& t, Workspace f, Workspace b, cudaStream_t stream) {
-    path_attention_backward(args(s, t), t.o, lse(f), workspace_rest(f, lse_bytes(t)), t.d_o, t.dq, t.dk, t.dv, t.dw,
-                            t.dbeta, Gated ? t.d_cum_gate : nullptr, b, stream);
+    path_attention_backward(args(s, t), t.o, lse_in(f), workspace_rest(f, lse_workspace_bytes(t)), t.d_o, t.dq, t.dk,
+                            t.dv, t.dw, t.dbeta, Gated ? t.d_cum_gate : nullptr, b, stream);
   }
 };
 

@@ -16,11 +16,11 @@ struct RopeGpuOp {
   }
   // The rotated queries and keys [BH, T, D] in the forward's workspace.
   static S* rotated(Workspace f, const GpuOpTensors<S>& t, int which) {
-    return reinterpret_cast<S*>(static_cast<char*>(f.data) + Softmax::lse_bytes(t) + which * copy_bytes(t));
+    return reinterpret_cast<S*>(static_cast<char*>(f.data) + lse_workspace_bytes(t) + which * copy_bytes(t));
   }
 
   static size_t forward_workspace_bytes(const OpSettings&, const GpuOpTensors<S>& t) {
-    return Softmax::lse_bytes(t) + 2 * copy_bytes(t);
+    return lse_workspace_bytes(t) + 2 * copy_bytes(t);
   }
   static size_t backward_workspace_bytes(const OpSettings& s, const GpuOpTensors<S>& t) {
     return Softmax::backward_workspace_bytes(s, t);
@@ -29,10 +29,10 @@ struct RopeGpuOp {
     S *q = rotated(f, t, 0), *k = rotated(f, t, 1);
     rope_rotate_copy(t.q, q, t.batch_heads, t.length, t.head_dim, s.rope_base, false, 0, stream);
     rope_rotate_copy(t.k, k, t.batch_heads, t.length, t.head_dim, s.rope_base, false, 0, stream);
-    softmax_attention_forward(Softmax::args(s, t, q, k), t.o, Softmax::lse(f), stream);
+    softmax_attention_forward(Softmax::args(s, t, q, k), t.o, lse_in(f), stream);
   }
   static void backward(const OpSettings& s, const GpuOpTensors<S>& t, Workspace f, Workspace b, cudaStream_t stream) {
-    softmax_attention_backward(Softmax::args(s, t, rotated(f, t, 0), rotated(f, t, 1)), t.o, Softmax::lse(f), t.d_o,
+    softmax_attention_backward(Softmax::args(s, t, rotated(f, t, 0), rotated(f, t, 1)), t.o, lse_in(f), t.d_o,
                                t.dq, t.dk, t.dv, nullptr, b, stream);
     rope_rotate(t.dq, t.batch_heads, t.length, t.head_dim, s.rope_base, true, 0, stream);
     rope_rotate(t.dk, t.batch_heads, t.length, t.head_dim, s.rope_base, true, 0, stream);
