@@ -23,7 +23,7 @@ timeout 300 ncu --clock-control none --csv --page raw --metrics gpu__time_durati
 status=$?
 if [ $status -ne 0 ]; then tail -20 /tmp/step-profile.err; exit $status; fi
 python3 - "$OUT/step-profile.csv" <<'PY'
-import csv, sys, collections
+import collections, csv, re, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if r]
 header = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
 names, data = rows[header], rows[header + 2:]  # the line after the header holds the units
@@ -32,7 +32,8 @@ launches = [(r[name_col], float(r[time_col].replace(",", ""))) for r in data if 
 total = collections.Counter()
 count = collections.Counter()
 for name, ns in launches:
-    short = name.split("(")[0].split("<")[0]
+    # e.g. "void pathbench::cuda::(anonymous namespace)::path_prep_kernel<float, 64>(…)" → the kernel's name
+    short = re.split(r"[<(]", re.sub(r"^void |\(anonymous namespace\)::", "", name))[0].split("::")[-1]
     total[short] += ns / 2  # two steps
     count[short] += 1
 overall = sum(total.values())
