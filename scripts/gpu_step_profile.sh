@@ -32,8 +32,8 @@ launches = [(r[name_col], float(r[time_col].replace(",", ""))) for r in data if 
 total = collections.Counter()
 count = collections.Counter()
 for name, ns in launches:
-    # e.g. "void pathbench::cuda::(anonymous namespace)::path_prep_kernel<float, 64>(…)" → the kernel's name
-    short = re.split(r"[<(]", re.sub(r"^void |\(anonymous namespace\)::", "", name))[0].split("::")[-1]
+    # e.g. "void pathbench::cuda::<unnamed>::path_prep_kernel<float, 64>(…)" → path_prep_kernel
+    short = re.split(r"[<(]", re.sub(r"^void |<unnamed>::|\(anonymous namespace\)::", "", name))[0].split("::")[-1]
     total[short] += ns / 2  # two steps
     count[short] += 1
 overall = sum(total.values())
