@@ -1,7 +1,9 @@
-"""Every figure for a results folder: splits (bar), lengths (line), fewest layers (word problems)
-and training curves, each PNG with the CSV behind it. Usage: plot_all.py RESULTS_DIR [--out DIR]."""
+"""Every figure for a results folder: splits (bar), lengths (line), fewest layers (word problems),
+the metric against each numeric config key the sweep varies (line) and training curves, each PNG
+with the CSV behind it. Usage: plot_all.py RESULTS_DIR [--out DIR]."""
 import find_matplotlib  # noqa: F401  (before matplotlib)
 
+import plot_axis
 import plot_curves
 import plot_fewest_layers
 import plot_lengths
@@ -11,7 +13,7 @@ import results as R
 
 def plot(all_results, out_dir):
     written = []
-    for module in (plot_splits, plot_lengths, plot_fewest_layers, plot_curves):
+    for module in (plot_splits, plot_lengths, plot_fewest_layers, plot_axis, plot_curves):
         written += module.plot(all_results, out_dir)
     return written
 

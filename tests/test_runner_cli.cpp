@@ -232,7 +232,7 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   CHECK(pngs == std::vector<std::string>{"curves-parity-n_layers=1", "curves-parity-n_layers=2",
                                          "fewest-layers-parity", "lengths-parity-n_layers=1",
                                          "lengths-parity-n_layers=2", "splits-parity-n_layers=1",
-                                         "splits-parity-n_layers=2"});
+                                         "splits-parity-n_layers=2", "sweep-n_layers-parity"});
   for (const auto& stem : pngs) {
     INFO(stem);
     const std::string csv = read_file(dir + "/plots/" + stem + ".csv");
@@ -241,6 +241,9 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   }
   CHECK_THAT(read_file(dir + "/plots/fewest-layers-parity.csv"),
              Catch::Contains("encoding,length,metric,threshold,fewest_layers"));
+  const std::string sweep = read_file(dir + "/plots/sweep-n_layers-parity.csv");
+  CHECK_THAT(sweep, Catch::Contains("encoding,split,n_layers,metric,mean,std,n"));
+  CHECK(std::count(sweep.begin(), sweep.end(), '\n') == 1 + 2 * 2 * 2);  // header, 2 encodings × 2 depths × 2 splits
 }
 
 TEST_CASE("a failed write names its reason, and sample refuses a negative seed", "[runner]") {
