@@ -29,11 +29,20 @@ header = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
 names, data = rows[header], rows[header + 2:]  # the line after the header holds the units
 name_col, time_col = names.index("Kernel Name"), names.index("gpu__time_duration.sum")
 launches = [(r[name_col], float(r[time_col].replace(",", ""))) for r in data if len(r) > time_col]
+
+
+def kernel_name(full):
+    """e.g. "void pathbench::cuda::(anonymous namespace)::path_prep_kernel<float, 64>(…)" → path_prep_kernel;
+    the full name (cut) when no such last component is found."""
+    bare = re.sub(r"\(anonymous namespace\)|<unnamed>", "", full)
+    parts = [p.strip() for p in re.split(r"[<(]", bare)[0].replace("void ", "").split("::") if p.strip()]
+    return parts[-1] if parts and parts[-1] not in ("pathbench", "cuda", "detail") else full[:100]
+
+
 total = collections.Counter()
 count = collections.Counter()
 for name, ns in launches:
-    # e.g. "void pathbench::cuda::<unnamed>::path_prep_kernel<float, 64>(…)" → path_prep_kernel
-    short = re.split(r"[<(]", re.sub(r"^void |<unnamed>::|\(anonymous namespace\)::", "", name))[0].split("::")[-1]
+    short = kernel_name(name)
     total[short] += ns / 2  # two steps
     count[short] += 1
 overall = sum(total.values())
