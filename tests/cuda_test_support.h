@@ -1,6 +1,6 @@
 // Helpers shared by the CUDA tests: seeded random host data, host/device copies, NaN-poisoned device
-// outputs, relative errors against float64 references, per-precision tolerances, token batches and
-// a small training setup. Only in CUDA builds.
+// outputs, per-precision tolerances, token batches and a small training setup (relative errors come
+// from test_support.h). Only in CUDA builds.
 #pragma once
 #ifdef PATHBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -20,10 +20,12 @@
 #include "core/optim/training_backend.h"
 #include "core/precision.h"
 #include "core/rng.h"
+#include "tests/test_support.h"
 
 namespace pathbench::cuda_testing {
 
 using cuda::DeviceBuffer;
+using testing::relative_error;
 
 inline std::vector<float> randn(size_t n, uint64_t seed, double scale = 1.0, double offset = 0.0) {
   CounterRng rng(seed, "cuda-test");
@@ -44,18 +46,6 @@ inline std::vector<double> to_double(const std::vector<T>& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-// ‖got − want‖ / ‖want‖ (absolute when want is 0); infinite when got holds a NaN (an unwritten,
-// poisoned element) or the sizes differ.
-inline double rel_error(const std::vector<float>& got, const std::vector<double>& want) {
-  if (got.size() != want.size()) return std::numeric_limits<double>::infinity();
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return std::numeric_limits<double>::infinity();
-    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-    den += want[i] * want[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
 
 template <typename T>
 DeviceBuffer<T> to_device(const std::vector<T>& host, cudaStream_t s) {

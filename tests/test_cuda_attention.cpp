@@ -28,12 +28,14 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "tests/attention_reference.h"
+#include "tests/test_support.h"
 
 namespace pathbench {
 namespace {
 
 using cuda::bf16;
 using Host = std::vector<double>;
+using testing::relative_error;
 
 void check(cudaError_t e) { REQUIRE(e == cudaSuccess); }
 
@@ -94,17 +96,6 @@ Host random_gates(int64_t bh, int64_t T, CounterRng& rng) {
     for (int64_t t = 0; t < T; ++t) c[h * T + t] = double(float(acc -= std::log1p(std::exp(-(rng.normal() + 2.0)))));
   }
   return c;
-}
-
-// ‖got − ref‖ / ‖ref‖; infinity when got holds a non-finite value (an unwritten, NaN-poisoned one).
-double relative_error(const Host& got, const Host& ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!std::isfinite(got[i])) return INFINITY;
-    num += (got[i] - ref[i]) * (got[i] - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 template <typename S>

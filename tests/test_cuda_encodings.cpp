@@ -118,7 +118,7 @@ void check_encoding(const std::string& name, const AttentionDims& dims, uint64_t
   double worst_ratio = 0;
   for (size_t i = 0; i < got.size(); ++i) {
     const std::string& what = ref.tensors[i].first;
-    const double err = rel_error(got[i], ref.tensors[i].second);
+    const double err = relative_error(got[i], ref.tensors[i].second);
     const double bound = bf16 ? std::max(1e-2, 3.0 * movement[i]) : kFp32Tolerance;
     INFO(name << " " << precision_name(precision) << " T " << dims.length << " D " << dims.head_dim << ": " << what
               << " relative error " << err << ", bound " << bound << " (reference movement " << movement[i] << ")");
@@ -170,10 +170,10 @@ TEST_CASE("GPU forget-gate scan matches the CPU gate ops", "[cuda]") {
   auto dbias = to_device(std::vector<float>(h, 0.0f), s);
   cuda::forget_gate_forward(pre_d.data(), bias_d.data(), cum.data(), b, t, h, s);
   cuda::forget_gate_backward(pre_d.data(), dcum_d.data(), d_pre.data(), dbias.data(), scratch.data(), b, t, h, s);
-  CHECK(rel_error(to_host(pre_d, b * t * h, s), pre_ref) <= kFp32Tolerance);
-  CHECK(rel_error(to_host(cum, b * h * t, s), cum_ref) <= kFp32Tolerance);
-  CHECK(rel_error(to_host(d_pre, b * t * h, s), d_pre_ref) <= kFp32Tolerance);
-  CHECK(rel_error(to_host(dbias, h, s), dbias_ref) <= kFp32Tolerance);
+  CHECK(relative_error(to_host(pre_d, b * t * h, s), pre_ref) <= kFp32Tolerance);
+  CHECK(relative_error(to_host(cum, b * h * t, s), cum_ref) <= kFp32Tolerance);
+  CHECK(relative_error(to_host(d_pre, b * t * h, s), d_pre_ref) <= kFp32Tolerance);
+  CHECK(relative_error(to_host(dbias, h, s), dbias_ref) <= kFp32Tolerance);
 }
 
 }  // namespace

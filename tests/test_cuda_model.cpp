@@ -90,7 +90,7 @@ TEST_CASE("GPU model loss and gradients match the CPU model per encoding and pre
           const std::vector<float> g(got.grads().begin() + e.offset, got.grads().begin() + e.offset + e.size);
           const std::vector<double> r(cpu.params().grads().begin() + e.offset,
                                       cpu.params().grads().begin() + e.offset + e.size);
-          const double err = rel_error(g, r), bound = std::max(product_tolerance(precision), 2.0 * movement[i]);
+          const double err = relative_error(g, r), bound = std::max(product_tolerance(precision), 2.0 * movement[i]);
           INFO(encoding << " " << precision_name(precision) << " variant " << var.layers << " layer(s): " << e.name
                         << " relative error " << err << ", bound " << bound);
           CHECK(err <= bound);

@@ -45,10 +45,10 @@ TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda]") {
     cuda::rmsnorm_backward(xd.data(), gd.data(), rstd.data(), dyd.data(), dxd.data(), dgd.data(), scratch.data(), n,
                            c, s);
     INFO("n " << n << ", c " << c);
-    CHECK(rel_error(to_host(y, n * c, s), y_ref) <= kFp32Tolerance);
-    CHECK(rel_error(to_host(rstd, n, s), rstd_ref) <= kFp32Tolerance);
-    CHECK(rel_error(to_host(dxd, n * c, s), dx_ref) <= kFp32Tolerance);
-    CHECK(rel_error(to_host(dgd, c, s), dg_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(y, n * c, s), y_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(rstd, n, s), rstd_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(dxd, n * c, s), dx_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(dgd, c, s), dg_ref) <= kFp32Tolerance);
   }
 }
 
@@ -74,8 +74,8 @@ TEST_CASE("GPU embedding forward and backward match the CPU", "[cuda]") {
     cuda::embedding_forward(tokd.data(), tabled.data(), out.data(), n, c, s);
     cuda::embedding_backward(pland.data(), doutd.data(), dtabled.data(), partial.data(), n, v, c, s);
     INFO("n " << n << ", vocab " << v << ", c " << c);
-    CHECK(rel_error(to_host(out, n * c, s), out_ref) == 0.0);
-    CHECK(rel_error(to_host(dtabled, v * c, s), dtable_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(out, n * c, s), out_ref) == 0.0);
+    CHECK(relative_error(to_host(dtabled, v * c, s), dtable_ref) <= kFp32Tolerance);
   }
 }
 
@@ -93,9 +93,9 @@ TEST_CASE("GPU activations match the CPU", "[cuda]") {
     auto h = poisoned(n, s), da = poisoned(n, s), db = poisoned(n, s);
     cuda::swiglu_forward(a_d.data(), b_d.data(), h.data(), n, s);
     cuda::swiglu_backward(a_d.data(), b_d.data(), dh_d.data(), da.data(), db.data(), n, s);
-    CHECK(rel_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
-    CHECK(rel_error(to_host(da, n, s), da_ref) <= kFp32Tolerance);
-    CHECK(rel_error(to_host(db, n, s), db_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(da, n, s), da_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(db, n, s), db_ref) <= kFp32Tolerance);
   }
   {
     std::vector<double> h_ref(n), dx_ref(n);
@@ -104,8 +104,8 @@ TEST_CASE("GPU activations match the CPU", "[cuda]") {
     auto h = poisoned(n, s), dx = poisoned(n, s);
     cuda::gelu_forward(a_d.data(), h.data(), n, s);
     cuda::gelu_backward(a_d.data(), dh_d.data(), dx.data(), n, s);
-    CHECK(rel_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
-    CHECK(rel_error(to_host(dx, n, s), dx_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
+    CHECK(relative_error(to_host(dx, n, s), dx_ref) <= kFp32Tolerance);
   }
 }
 
@@ -143,8 +143,8 @@ TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
                                 (logits.begin() + r * v));
       INFO("n " << n << ", v " << v << ", all weights zero " << all_zero);
       CHECK(std::fabs(loss - loss_ref) <= kFp32Tolerance * std::max(1.0, std::fabs(loss_ref)));
-      CHECK(rel_error(to_host(probs, n * v, s), probs_ref) <= kFp32Tolerance);
-      CHECK(rel_error(to_host(dlogits, n * v, s), dlogits_ref) <= kFp32Tolerance);
+      CHECK(relative_error(to_host(probs, n * v, s), probs_ref) <= kFp32Tolerance);
+      CHECK(relative_error(to_host(dlogits, n * v, s), dlogits_ref) <= kFp32Tolerance);
       CHECK(to_host(argmax, n, s) == argmax_ref);
     }
   }
@@ -177,9 +177,9 @@ TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[
       params.download(back);
       const double tol = product_tolerance(precision);
       INFO(precision_name(precision) << ": n " << n << ", in " << in << ", out " << out);
-      CHECK(rel_error(to_host(y, n * out, s), y_ref) <= tol);
-      CHECK(rel_error(to_host(dx_dev, n * in, s), dx_ref) <= tol);
-      CHECK(rel_error(back.grads(), dw_ref) <= tol);
+      CHECK(relative_error(to_host(y, n * out, s), y_ref) <= tol);
+      CHECK(relative_error(to_host(dx_dev, n * in, s), dx_ref) <= tol);
+      CHECK(relative_error(back.grads(), dw_ref) <= tol);
     }
   }
 }
@@ -211,7 +211,7 @@ TEST_CASE("GPU head split and merge match the CPU layout", "[cuda]") {
   auto merged32 = poisoned(n * hd, s);
   cuda::split_heads(rows_d.data() + hd, 3 * hd, heads16.data(), b, t, h, d, s);
   cuda::merge_heads(heads16.data(), merged32.data(), hd, b, t, h, d, s);
-  CHECK(rel_error(to_host(merged32, n * hd, s), to_double(k_rows)) <= 4e-3);
+  CHECK(relative_error(to_host(merged32, n * hd, s), to_double(k_rows)) <= 4e-3);
 }
 
 }  // namespace

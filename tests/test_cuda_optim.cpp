@@ -51,18 +51,18 @@ TEST_CASE("GPU AdamW with global-norm clipping matches the CPU", "[cuda]") {
                        clip_scale.data(), terms.data(), {0.9f, 0.98f, 1e-8f}, p, s);
     INFO("step " << step);
     CHECK(std::fabs(to_host(norm, 1, s)[0] - norm_ref) <= 1e-9 * norm_ref);
-    CHECK(rel_error(to_host(grads_d, p, s), to_double(cpu.grads())) <= 1e-6);
+    CHECK(relative_error(to_host(grads_d, p, s), to_double(cpu.grads())) <= 1e-6);
   }
   ParameterSet<float> back = cpu;
   gpu.download(back);
-  CHECK(rel_error(back.values(), to_double(cpu.values())) <= 1e-6);
-  CHECK(rel_error(to_host(m, p, s), to_double(opt.first_moment())) <= 1e-6);
-  CHECK(rel_error(to_host(v, p, s), to_double(opt.second_moment())) <= 1e-6);
+  CHECK(relative_error(back.values(), to_double(cpu.values())) <= 1e-6);
+  CHECK(relative_error(to_host(m, p, s), to_double(opt.first_moment())) <= 1e-6);
+  CHECK(relative_error(to_host(v, p, s), to_double(opt.second_moment())) <= 1e-6);
   // The bf16 shadow follows the values.
   std::vector<cuda::bf16> shadow(p);
   cuda::copy_to_host(shadow.data(), gpu.values_bf16(), p, s);
   std::vector<float> shadow_f(shadow.begin(), shadow.end());
-  CHECK(rel_error(shadow_f, to_double(cpu.values())) <= 4e-3);
+  CHECK(relative_error(shadow_f, to_double(cpu.values())) <= 4e-3);
 }
 
 }  // namespace

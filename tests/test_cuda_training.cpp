@@ -35,7 +35,7 @@ TEST_CASE("CUDA graph replay gives the results of eager steps", "[cuda]") {
     CHECK(a.lr == b.lr);
   }
   const auto pa = graphed->download_parameters().values(), pb = eager->download_parameters().values();
-  CHECK(rel_error(pa, to_double(pb)) <= 1e-6);
+  CHECK(relative_error(pa, to_double(pb)) <= 1e-6);
   // A batch of another shape after the graph: re-planned, still the same results.
   const TokenBatch other = make_batch(2, 50, 8, 300, true);
   CHECK(graphed->step(other).loss == Approx(eager->step(other).loss).epsilon(1e-6));
@@ -58,10 +58,10 @@ TEST_CASE("Parameters and optimizer state move between the CPU and GPU backends"
     CHECK(b.loss == Approx(a.loss).epsilon(1e-5));
     CHECK(b.lr == a.lr);
   }
-  CHECK(rel_error(gpu->download_parameters().values(), to_double(cpu->download_parameters().values())) <= 1e-5);
+  CHECK(relative_error(gpu->download_parameters().values(), to_double(cpu->download_parameters().values())) <= 1e-5);
   const OptimizerState sc = cpu->download_optimizer_state(), sg = gpu->download_optimizer_state();
   CHECK(sg.steps == sc.steps);
-  CHECK(rel_error(sg.second_moment, to_double(sc.second_moment)) <= 1e-4);
+  CHECK(relative_error(sg.second_moment, to_double(sc.second_moment)) <= 1e-4);
   OptimizerState bad = sc;
   bad.first_moment.pop_back();
   CHECK_THROWS_AS(gpu->upload_optimizer_state(bad), Error);

@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <omp.h>
 #include <vector>
 
@@ -23,14 +24,19 @@ inline double norm(const std::vector<double>& a) {
   return std::sqrt(s);
 }
 
-// ‖a − b‖ / max(‖b‖, tiny)
-inline double relative_error(const std::vector<double>& a, const std::vector<double>& b) {
+// ‖got − want‖ / ‖want‖ (absolute when want is 0); infinite when the sizes differ or got holds a
+// non-finite value (an unwritten, NaN-poisoned GPU output, say).
+template <typename A, typename B>
+double relative_error(const std::vector<A>& got, const std::vector<B>& want) {
+  if (got.size() != want.size()) return std::numeric_limits<double>::infinity();
   double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    num += (a[i] - b[i]) * (a[i] - b[i]);
-    den += b[i] * b[i];
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(double(got[i]))) return std::numeric_limits<double>::infinity();
+    const double d = double(got[i]) - double(want[i]);
+    num += d * d;
+    den += double(want[i]) * double(want[i]);
   }
-  return std::sqrt(num) / std::max(std::sqrt(den), 1e-300);
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 // Central differences of f with respect to every element of x (x is restored afterwards).
