@@ -3,7 +3,7 @@
 # 22.05 and munge). Usage: run_slurm_test.sh PATHBENCH_BINARY (as root).
 #
 # In a private temp folder it starts munged, slurmctld and slurmd with their own key, config,
-# sockets, ports, state and logs (one node: this host, `nproc` CPUs, no cgroups), then:
+# sockets, free ports, state and logs (one node: this host, `nproc` CPUs, no cgroups), then:
 #   a. submits the array script of tests/slurm/tiny_sweep.json and checks every run is done and
 #      `pathbench table` shows one row per encoding;
 #   b. submits a longer version, cancels one array task mid-run, checks that run is not done,
@@ -92,12 +92,17 @@ daemons+=($!)
 for _ in $(seq 50); do munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1 && break; sleep 0.2; done
 munge -n -S "$sock" | unmunge -S "$sock" >/dev/null || die "munged did not start"
 
+free_port() {  # a TCP port on 127.0.0.1 that nothing listens on now, so a real Slurm beside us is no clash
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+ctld_port=$(free_port) && slurmd_port=$(free_port) || die "no free TCP port for slurmctld and slurmd"
+[[ $ctld_port != "$slurmd_port" ]] || slurmd_port=$(free_port)
 export SLURM_CONF=$tmp/slurm.conf
 cat > "$SLURM_CONF" <<EOF
 ClusterName=pathbench-test
 SlurmctldHost=$node(127.0.0.1)
-SlurmctldPort=16817
-SlurmdPort=16818
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
