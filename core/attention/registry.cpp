@@ -53,14 +53,19 @@ std::vector<std::string> encoding_names() { return entry_names(encoding_registry
 
 const EncodingInfo& find_encoding(const std::string& name) { return find_entry(encoding_registry(), name, "encoding"); }
 
+json checked_encoding_options(const EncodingInfo& info, const json& options, int64_t head_dim,
+                              const std::string& where) {
+  const std::string problem = info.head_dim_problem(head_dim);
+  if (!problem.empty()) throw Error(fmt::format("{}: head dimension {}: {}", where, head_dim, problem));
+  return resolve_options(info.options, options, where);
+}
+
 template <typename T>
 std::unique_ptr<PositionEncoding<T>> make_encoding(const std::string& name, const json& options,
                                                    const EncodingSetup<T>& setup, const std::string& where) {
   const EncodingInfo& info = find_encoding(name);
-  std::string problem = info.head_dim_problem(setup.dims.head_dim);
-  if (!problem.empty()) throw Error(fmt::format("{}: head dimension {}: {}", where, setup.dims.head_dim, problem));
   EncodingSetup<T> resolved = setup;
-  resolved.options = resolve_options(info.options, options, where);
+  resolved.options = checked_encoding_options(info, options, setup.dims.head_dim, where);
   if constexpr (std::is_same_v<T, float>)
     return info.make_float(resolved);
   else

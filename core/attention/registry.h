@@ -50,6 +50,11 @@ class EncodingRegistration {
 const EncodingInfo& find_encoding(const std::string& name);
 std::vector<std::string> encoding_names();
 
+// The options of `info` resolved from `options` (defaults filled in, each checked) for a head
+// dimension the encoding supports; throws pathbench::Error naming `where` (the config location).
+json checked_encoding_options(const EncodingInfo& info, const json& options, int64_t head_dim,
+                              const std::string& where);
+
 // Builds encoding `name` with `options` (validated here; `where` names the config location).
 template <typename T>
 std::unique_ptr<PositionEncoding<T>> make_encoding(const std::string& name, const json& options,

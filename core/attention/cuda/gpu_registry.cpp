@@ -43,10 +43,8 @@ std::unique_ptr<PositionEncoding<S>> make_cuda_encoding(const std::string& name,
   const EncodingInfo& info = find_encoding(name);
   if (!info.make_cuda_float)
     throw Error(fmt::format("{}: encoding '{}' has no CUDA implementation (run it with --device cpu)", where, name));
-  const std::string problem = info.head_dim_problem(setup.dims.head_dim);
-  if (!problem.empty()) throw Error(fmt::format("{}: head dimension {}: {}", where, setup.dims.head_dim, problem));
   EncodingSetup resolved = setup;
-  resolved.options = resolve_options(info.options, options, where);
+  resolved.options = checked_encoding_options(info, options, setup.dims.head_dim, where);
   if constexpr (std::is_same_v<S, float>)
     return info.make_cuda_float(resolved);
   else
