@@ -49,7 +49,8 @@ void add_table_command(CLI::App& app) {
       "Rows and columns are config keys (dotted, or encoding, layers, width, heads, task, lr, seed, steps), "
       "'split' (the eval splits) or a per-group breakdown of the metrics such as 'length' or 'book_size'. "
       "Results may differ only in the rows, the columns and the seed (use --where to pick the rest). With "
-      "--fewest KEY each cell is instead the fewest KEY (e.g. layers) whose mean passes --threshold, e.g. "
+      "--fewest KEY each cell is instead the fewest KEY (e.g. layers) whose mean (or, with --over-seeds, best "
+      "or every seed) passes --threshold, e.g. "
       "`pathbench table results/word_problems --fewest layers --cols length`.");
   cmd->add_option("dir", o->dir, "folder of result files")->required();
   cmd->add_option("--rows", o->table.rows, "row dimension")->capture_default_str();
@@ -61,6 +62,9 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--fewest", o->table.fewest, "config key (e.g. layers): show its fewest value passing --threshold");
   cmd->add_option("--threshold", o->table.threshold,
                   "with --fewest: the mean must be above this (below, for lower-is-better metrics)")
+      ->capture_default_str();
+  cmd->add_option("--over-seeds", o->table.over_seeds,
+                  "with --fewest: which seeds must pass: mean (their mean), best (at least one) or all")
       ->capture_default_str();
   cmd->add_flag("--counts", o->table.counts,
                "rates: add the count pooled over seeds (errors or successes / scored predictions or sequences) "

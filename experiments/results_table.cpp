@@ -281,6 +281,9 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     if (r->value("primary_metric", "") == metric) higher_is_better = r->value("higher_is_better", higher_is_better);
 
   const Dim row = resolve_dim(o.rows, results, "--rows"), col = resolve_dim(o.cols, results, "--cols");
+  if (o.over_seeds != "mean" && o.over_seeds != "best" && o.over_seeds != "all")
+    throw Error(fmt::format("--over-seeds '{}': must be mean, best or all", o.over_seeds));
+  if (o.over_seeds != "mean" && o.fewest.empty()) throw Error("--over-seeds applies to --fewest tables only");
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
     fewest = resolve_dim(o.fewest, results, "--fewest");
@@ -363,6 +366,12 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                              "(Clopper–Pearson) 95% interval of the pooled rate",
                              trials_key(metric));
   } else {
+    const auto passing = [&](double x) { return higher_is_better ? x > o.threshold : x < o.threshold; };
+    const auto passes = [&](const std::vector<double>& v) {
+      if (o.over_seeds == "best") return std::any_of(v.begin(), v.end(), passing);
+      if (o.over_seeds == "all") return std::all_of(v.begin(), v.end(), passing);
+      return passing(stats_of(v).mean);
+    };
     std::set<json> levels;
     size_t seeds = 0;  // the most seeds any (cell, level) has
     for (const auto& [cell, by_level] : values)
@@ -372,8 +381,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       for (const json& level : levels) {  // ascending
         const auto it = by_level.find(level);
         if (it == by_level.end()) continue;
-        const double mean = stats_of(it->second).mean;
-        if (!(higher_is_better ? mean > o.threshold : mean < o.threshold)) continue;
+        if (!passes(it->second)) continue;
         // A fewer-seeds mean, or a smaller level with no result, weakens the claim: say so in the cell.
         std::vector<std::string> caveats;
         if (it->second.size() < seeds) caveats.push_back(fmt::format("{} of {} seeds", it->second.size(), seeds));
@@ -388,8 +396,10 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     }
     std::vector<std::string> tried;
     for (const json& l : levels) tried.push_back(show(l));
-    heading = fmt::format("fewest {} with mean {} {} {} (mean over {} seeds; —: none of {})", o.fewest, metric,
-                          higher_is_better ? ">" : "<", o.threshold, seeds, fmt::join(tried, ", "));
+    const std::string who = o.over_seeds == "best" ? "the best seed's" : o.over_seeds == "all" ? "every seed's" : "mean";
+    const std::string over = o.over_seeds == "best" ? "best of" : o.over_seeds == "all" ? "each of" : "mean over";
+    heading = fmt::format("fewest {} with {} {} {} {} ({} {} seeds; —: none of {})", o.fewest, who, metric,
+                          higher_is_better ? ">" : "<", o.threshold, over, seeds, fmt::join(tried, ", "));
     if (flagged) heading += "; in parentheses: fewer seeds, or smaller values with no result";
   }
   std::string out = heading + "\n\n" + markdown(o.rows + " \\ " + o.cols, ordered_values(row, records),

@@ -21,6 +21,9 @@ struct TableOptions {
   std::vector<std::pair<std::string, json>> where;  // keep results whose config key equals the value
   std::string fewest;      // "": mean ± std table; else a config key: its fewest value passing `threshold`
   double threshold = 0.9;  // passed when the mean is above it (below it for lower-is-better metrics)
+  // With `fewest`, which seeds must pass: "mean" (their mean does), "best" (at least one seed), "all"
+  // (every seed): learning that hinges on the seed shows as "best" passing well before "all".
+  std::string over_seeds = "mean";
   bool counts = false;     // add each cell's pooled count k / n and its exact 95 % interval (rate metrics)
 };
 

@@ -105,8 +105,21 @@ TEST_CASE("table: fewest layers reaching a threshold per length", "[runner]") {
   const std::string marked = results_table(partial, o);
   CHECK_THAT(marked, Catch::Contains("| fox | 2 (1 of 2 seeds; layers 1 not run) |") &&
                          Catch::Contains("in parentheses: fewer seeds, or smaller values with no result"));
-  // Without --fewest the layers differ inside each cell.
+  // Which seeds must pass: rope at length 64 passes with 2 layers in seed 0 only (0.95 and 0.8).
+  o.over_seeds = "best";
+  CHECK_THAT(results_table(results, o), Catch::Contains("with the best seed's sequence_accuracy > 0.9 (best of 2 seeds") &&
+                                            Catch::Contains("| rope | 1 | 2 | 2 |"));
+  o.over_seeds = "all";
+  CHECK_THAT(results_table(results, o), Catch::Contains("with every seed's sequence_accuracy > 0.9 (each of 2 seeds") &&
+                                            Catch::Contains("| rope | 1 | 2 | — |") &&
+                                            Catch::Contains("| path | 1 | 1 | 1 |"));
+  o.over_seeds = "median";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--over-seeds 'median'"));
+  o.over_seeds = "best";
   o.fewest = "";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--over-seeds applies to --fewest"));
+  o.over_seeds = "mean";
+  // Without --fewest the layers differ inside each cell.
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("model.n_layers (1, 2)") && Catch::Contains("--where"));
   o.where = {{"layers", 2}};
   CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 100 ± 0% | 95 ± 0% | 87.5 ± 11% |"));
