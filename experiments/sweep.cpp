@@ -16,6 +16,12 @@ bool same_or_under(const std::string& key, const std::string& root) {
   return key == root || (key.size() > root.size() && key.compare(0, root.size(), root) == 0 && key[root.size()] == '.');
 }
 
+// Grid order: the seed varies slowest, so that a sweep stopped part-way (a time limit, a first
+// shard) holds every cell of its first seeds; the other keys follow in key order.
+bool axis_before(const SweepAxis& a, const SweepAxis& b) {
+  return std::pair{a.first != "seed", a.first} < std::pair{b.first != "seed", b.first};
+}
+
 std::vector<SweepAxis> read_axes(const json& block, const std::string& block_name, const std::string& where) {
   std::vector<SweepAxis> axes;
   if (block.is_null()) return axes;
@@ -28,6 +34,7 @@ std::vector<SweepAxis> read_axes(const json& block, const std::string& block_nam
                               values.dump()));
     axes.emplace_back(key, std::vector<json>(values.begin(), values.end()));
   }
+  std::sort(axes.begin(), axes.end(), axis_before);
   return axes;
 }
 
@@ -43,7 +50,7 @@ void set_axis(std::vector<SweepAxis>& axes, const std::string& key, std::vector<
       return;
     }
   axes.emplace_back(key, std::move(values));
-  std::sort(axes.begin(), axes.end(), [](const SweepAxis& a, const SweepAxis& b) { return a.first < b.first; });
+  std::sort(axes.begin(), axes.end(), axis_before);
 }
 
 void check_axes(const Sweep& s, const std::string& where) {

@@ -28,7 +28,7 @@ using SweepAxis = std::pair<std::string, std::vector<json>>;  // dotted key → 
 
 struct Sweep {
   json base;                     // the config without grid and zip
-  std::vector<SweepAxis> grid;   // cartesian product, in key order (the last varies fastest)
+  std::vector<SweepAxis> grid;   // cartesian product: seed first (varies slowest), then key order
   std::vector<SweepAxis> zip;    // parallel lists of equal length, varying fastest of all
   std::vector<Override> fixed;   // `--set` values, applied after the axes
 };

@@ -36,12 +36,14 @@ TEST_CASE("grid is cartesian, zip is parallel, and they multiply", "[runner]") {
     CHECK(r.axes.size() == 4);
   }
   CHECK(distinct.size() == runs.size());
-  // Fixed order: grid axes nested in key order, the zip index fastest.
+  // Fixed order: the seed slowest, the other grid axes nested in key order, the zip index fastest.
   CHECK(runs[0].config["model"]["encoding"] == "nope");
   CHECK(runs[0].config["seed"] == 0);
   CHECK(runs[1].config["model"]["n_layers"] == 2);
-  CHECK(runs[4].config["seed"] == 1);
-  CHECK(runs[8].config["model"]["encoding"] == "rope");
+  CHECK(runs[4].config["model"]["encoding"] == "rope");
+  CHECK(runs[4].config["seed"] == 0);
+  CHECK(runs[12].config["seed"] == 1);
+  CHECK(runs[12].config["model"]["encoding"] == "nope");
 }
 
 TEST_CASE("a config without sweep blocks is one run", "[runner]") {
