@@ -25,7 +25,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
-#include <functional>
 
 #include "core/attention/cuda/gpu_op.h"
 #include "core/cuda/buffer.h"
@@ -141,23 +140,20 @@ json bench_one(const AttentionBenchOptions& o, const std::string& name, const Be
   cuda::DeviceBuffer<char> forward_scratch(std::max<size_t>(forward_bytes, 1), "the forward's workspace");
   cuda::DeviceBuffer<char> backward_scratch(std::max<size_t>(backward_bytes, 1), "the backward's workspace");
   const cuda::Workspace fws{forward_scratch.data(), forward_bytes}, bws{backward_scratch.data(), backward_bytes};
-  struct Pass {
-    std::function<void(InputSet&)> forward, backward;
-  } pass;
-  pass.forward = [&](InputSet& in) { gpu.forward(settings, op_tensors(op, s, in, out), fws, nullptr); };
-  pass.backward = [&](InputSet& in) { gpu.backward(settings, op_tensors(op, s, in, out), fws, bws, nullptr); };
+  const auto forward = [&](InputSet& in) { gpu.forward(settings, op_tensors(op, s, in, out), fws, nullptr); };
+  const auto backward = [&](InputSet& in) { gpu.backward(settings, op_tensors(op, s, in, out), fws, bws, nullptr); };
   for (int i = 0; i < o.warmup; ++i) {
-    pass.forward(*sets[i % sets.size()]);
-    pass.backward(*sets[i % sets.size()]);
+    forward(*sets[i % sets.size()]);
+    backward(*sets[i % sets.size()]);
   }
   std::vector<cudaEvent_t> ev(3 * o.repeats);
   for (auto& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
   for (int r = 0; r < o.repeats; ++r) {
     InputSet& in = *sets[r % sets.size()];
     check(cudaEventRecord(ev[3 * r]), "cudaEventRecord");
-    pass.forward(in);
+    forward(in);
     check(cudaEventRecord(ev[3 * r + 1]), "cudaEventRecord");
-    pass.backward(in);
+    backward(in);
     check(cudaEventRecord(ev[3 * r + 2]), "cudaEventRecord");
   }
   check(cudaDeviceSynchronize(), "running the kernels");

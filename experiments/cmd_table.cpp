@@ -61,7 +61,8 @@ void add_table_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--fewest", o->table.fewest, "config key (e.g. layers): show its fewest value passing --threshold");
   cmd->add_option("--threshold", o->table.threshold,
-                  "with --fewest: the mean must be above this (below, for lower-is-better metrics)")
+                  "with --fewest: the mean (or the seeds --over-seeds names) must be above this (below, for "
+                  "lower-is-better metrics)")
       ->capture_default_str();
   cmd->add_option("--over-seeds", o->table.over_seeds,
                   "with --fewest: which seeds must pass: mean (their mean), best (at least one) or all")

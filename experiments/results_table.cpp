@@ -245,6 +245,23 @@ std::string markdown(const std::string& corner, const std::vector<json>& rows, c
   return out;
 }
 
+// How --over-seeds turns a cell's values across seeds into pass or fail, and how the heading says it.
+struct SeedRule {
+  enum Kind { kMean, kAny, kAll } kind;  // the mean passes, at least one seed does, every seed does
+  const char* name;                      // the --over-seeds value
+  const char* who;                       // "fewest layers with <who> <metric> > …"
+  const char* over;                      // "(<over> 3 seeds; …)"
+};
+constexpr SeedRule kSeedRules[] = {{SeedRule::kMean, "mean", "mean", "mean over"},
+                                   {SeedRule::kAny, "best", "the best seed's", "best of"},
+                                   {SeedRule::kAll, "all", "every seed's", "each of"}};
+
+const SeedRule& seed_rule(const std::string& name) {
+  for (const SeedRule& r : kSeedRules)
+    if (name == r.name) return r;
+  throw Error(fmt::format("--over-seeds '{}': must be mean, best or all", name));
+}
+
 }  // namespace
 
 std::string config_key_of(const std::string& name) {
@@ -281,9 +298,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     if (r->value("primary_metric", "") == metric) higher_is_better = r->value("higher_is_better", higher_is_better);
 
   const Dim row = resolve_dim(o.rows, results, "--rows"), col = resolve_dim(o.cols, results, "--cols");
-  if (o.over_seeds != "mean" && o.over_seeds != "best" && o.over_seeds != "all")
-    throw Error(fmt::format("--over-seeds '{}': must be mean, best or all", o.over_seeds));
-  if (o.over_seeds != "mean" && o.fewest.empty()) throw Error("--over-seeds applies to --fewest tables only");
+  const SeedRule& rule = seed_rule(o.over_seeds);
+  if (rule.kind != SeedRule::kMean && o.fewest.empty()) throw Error("--over-seeds applies to --fewest tables only");
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
     fewest = resolve_dim(o.fewest, results, "--fewest");
@@ -368,8 +384,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   } else {
     const auto passing = [&](double x) { return higher_is_better ? x > o.threshold : x < o.threshold; };
     const auto passes = [&](const std::vector<double>& v) {
-      if (o.over_seeds == "best") return std::any_of(v.begin(), v.end(), passing);
-      if (o.over_seeds == "all") return std::all_of(v.begin(), v.end(), passing);
+      if (rule.kind == SeedRule::kAny) return std::any_of(v.begin(), v.end(), passing);
+      if (rule.kind == SeedRule::kAll) return std::all_of(v.begin(), v.end(), passing);
       return passing(stats_of(v).mean);
     };
     std::set<json> levels;
@@ -396,10 +412,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     }
     std::vector<std::string> tried;
     for (const json& l : levels) tried.push_back(show(l));
-    const std::string who = o.over_seeds == "best" ? "the best seed's" : o.over_seeds == "all" ? "every seed's" : "mean";
-    const std::string over = o.over_seeds == "best" ? "best of" : o.over_seeds == "all" ? "each of" : "mean over";
-    heading = fmt::format("fewest {} with {} {} {} {} ({} {} seeds; —: none of {})", o.fewest, who, metric,
-                          higher_is_better ? ">" : "<", o.threshold, over, seeds, fmt::join(tried, ", "));
+    heading = fmt::format("fewest {} with {} {} {} {} ({} {} seeds; —: none of {})", o.fewest, rule.who, metric,
+                          higher_is_better ? ">" : "<", o.threshold, rule.over, seeds, fmt::join(tried, ", "));
     if (flagged) heading += "; in parentheses: fewer seeds, or smaller values with no result";
   }
   std::string out = heading + "\n\n" + markdown(o.rows + " \\ " + o.cols, ordered_values(row, records),

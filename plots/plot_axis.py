@@ -37,7 +37,8 @@ def plot(all_results, out_dir):
     for axis in numeric_axes(all_results):
         short = axis.split(".")[-1]
         for f in R.figures(all_results, FREE + [axis]):
-            xs_all = sorted({R.flatten(r["config"])[axis] for r in f.runs}, key=float)
+            x_of = {id(r): R.flatten(r["config"])[axis] for r in f.runs}  # the axis value (JSON text) per run
+            xs_all = sorted(set(x_of.values()), key=float)
             if len(xs_all) < 2:
                 continue
             fig, axes = plt.subplots(1, len(f.splits), figsize=(3.6 * len(f.splits) + 1.2, 3.2), squeeze=False)
@@ -46,7 +47,7 @@ def plot(all_results, out_dir):
                 for enc in f.encodings:
                     xs, means, lo, hi = [], [], [], []
                     for x in xs_all:
-                        runs = [r for r in f.of(enc) if R.flatten(r["config"])[axis] == x]
+                        runs = [r for r in f.of(enc) if x_of[id(r)] == x]
                         m, s, n = R.mean_std([r["metrics"].get(split, {}).get(f.metric) for r in runs])
                         rows.append([enc, split, json.loads(x), f.metric, m, s, n])
                         if m is None:

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -45,7 +44,6 @@ template <typename T>
 inline std::vector<double> to_double(const std::vector<T>& v) {
   return std::vector<double>(v.begin(), v.end());
 }
-
 
 template <typename T>
 DeviceBuffer<T> to_device(const std::vector<T>& host, cudaStream_t s) {
