@@ -3,11 +3,13 @@
 // every key is assigned `min_assignments` times, the remaining assignments go to keys drawn
 // uniformly, and the order is shuffled, so a key's count varies between sequences. Then a separator
 // "|", then a query region of `length` − 2·pairs − 1 tokens of noise "_" holding `queries` queries
-// "key answer" at random non-overlapping places. A query's answer is the N-th most recent value
-// assigned to its key (N = n_back; N = 1 is the last assignment). Since n_back < min_assignments,
-// the answer is never a key's first assignment (were every key assigned exactly N times, "N-th most
-// recent" would be "first", a different and easier lookup), and since counts vary, it is not at a
-// fixed rank from the first either. The model reads BOS and every token but the last and predicts
+// "key answer" at random non-overlapping places, each about a different key (a second query of a
+// key would have the same answer, which the model could copy from the first query instead of
+// recalling it). A query's answer is the N-th most recent value assigned to its key (N = n_back;
+// N = 1 is the last assignment). Since n_back < min_assignments, the answer is never a key's first
+// assignment (were every key assigned exactly N times, "N-th most recent" would be "first", a
+// different and easier lookup), and since counts vary, it is not at a fixed rank from the first
+// either. The model reads BOS and every token but the last and predicts
 // each next token; the answers are scored.
 #include <fmt/format.h>
 
@@ -57,6 +59,10 @@ class Mqrar : public Task {
       throw Error(fmt::format("{}: key 'n_back' has value {} (must be below min_assignments {}, so that the answer "
                               "is never a key's first assignment)",
                               where, n_back_, min_assignments_));
+    if (queries_ > keys_)
+      throw Error(fmt::format("{}: key 'queries' has value {} (more than keys {}: each query asks a different key, "
+                              "since a repeated query could copy the earlier one's answer)",
+                              where, queries_, keys_));
     const int64_t needed = 2 * pairs_ + 1 + 2 * queries_;
     if (length_ < needed)
       throw Error(fmt::format("{}: key 'length' has value {} (too short for {} pairs, a separator and {} queries: "
@@ -111,9 +117,11 @@ class Mqrar : public Task {
     }
     seq[2 * pairs_] = kSeparator;
     const int64_t region = 2 * pairs_ + 1;  // first token of the query region
-    for (int64_t slot : choose_distinct(rng, (length_ - region) / 2, queries_)) {
-      const int64_t c = int64_t(rng.below(uint64_t(keys_)));
-      const int64_t at = region + 2 * slot;
+    const std::vector<int64_t> slots = choose_distinct(rng, (length_ - region) / 2, queries_);
+    const std::vector<int64_t> queried = choose_distinct(rng, keys_, queries_);  // distinct keys, random order
+    for (size_t q = 0; q < slots.size(); ++q) {
+      const int64_t c = queried[q];
+      const int64_t at = region + 2 * slots[q];
       seq[at] = key_token(key_symbols[c]);
       seq[at + 1] = history[c][history[c].size() - n_back_];
       scored[at + 1] = 1;
@@ -140,7 +148,7 @@ TaskInfo mqrar_task() {
             2},
            {"key_vocab", OptionType::Int, 32, "key symbols", 1, 65536},
            {"value_vocab", OptionType::Int, 32, "value symbols", 2, 65536},
-           {"queries", OptionType::Int, 32, "queries per sequence", 1},
+           {"queries", OptionType::Int, 4, "queries per sequence, each about a different key (at most keys)", 1},
            {"length", OptionType::Int, 768, "tokens per sequence (model input: BOS + the first length-1)", 4,
             double(kMaxTaskLength)},
            loss_option("scored")},

@@ -87,19 +87,19 @@ TEST_CASE("MQRAR answers are the N-th most recent values, found by replaying the
           CHECK(values.size() >= 5);
           counts_seen.insert(values.size());
         }
-        int queries = 0;
+        std::set<int32_t> queried;
         for (++t; t < e.tokens.size(); ++t) {
           if (!e.score_mask[t]) {
             CHECK((symbols[e.tokens[t]] == "_" || symbols[e.tokens[t]][0] == 'v'));  // noise or an answer just given
             continue;
           }
-          ++queries;
+          CHECK(queried.insert(e.tokens[t]).second);  // each query asks a different key
           const auto& values = history.at(e.tokens[t]);
           REQUIRE(values.size() > size_t(n_back));  // the answer is never the key's first assignment
           CHECK(e.targets[t] == values[values.size() - n_back]);
           first_ranks.insert(values.size() - n_back);
         }
-        CHECK(queries == 32);
+        CHECK(queried.size() == 4);
       }
     // Counts vary, so the answer is not at one fixed rank from the first assignment either.
     CHECK(counts_seen.size() >= 3);
@@ -114,4 +114,10 @@ TEST_CASE("MQRAR rejects layouts where the N-th most recent assignment could be 
   CHECK_THROWS_WITH(make({{"name", "mqrar"}, {"keys", 8}, {"min_assignments", 5}, {"pairs", 32}}),
                     Catch::Contains("'pairs' has value 32") && Catch::Contains("keys 8 × min_assignments 5 = 40"));
   CHECK_NOTHROW(make({{"name", "mqrar"}, {"n_back", 4}}));
+}
+
+TEST_CASE("MQRAR rejects more queries than keys, which would let a query copy an earlier answer", "[tasks]") {
+  CHECK_THROWS_WITH(make({{"name", "mqrar"}, {"queries", 5}}),
+                    Catch::Contains("'queries' has value 5") && Catch::Contains("more than keys 4"));
+  CHECK_NOTHROW(make({{"name", "mqrar"}, {"queries", 6}, {"keys", 6}}));
 }
