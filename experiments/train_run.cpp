@@ -86,7 +86,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
     const TrainingSetup setup{c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm, uint64_t(c.seed)};
     std::unique_ptr<TrainingBackend> backend = make_training_backend(mc, setup, c.backend_options());
     out.device_name = backend->device_description();
-    out.parameters = int64_t(backend->download_parameters().count());
+    out.parameters = int64_t(backend->download_parameters().parameter_count());
     const bool checkpoints = c.training.checkpoint_every > 0;
     if (checkpoints && outputs.resume)
       if (auto resumed = load_run_checkpoint(outputs.checkpoint, c.hash(), *backend)) {

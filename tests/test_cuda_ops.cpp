@@ -1,6 +1,7 @@
 // GPU ops against their CPU implementations (float64 references on the same float inputs, outputs
 // poisoned with NaN before each run): RMSNorm, embedding, activations, masked cross-entropy and
-// argmax, linear products at each precision, head split and merge. Run with `pathbench_tests --require-gpu "[cuda]"`.
+// argmax, linear products at each precision, head split and merge, the fp32 → bf16 conversion.
+// Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
 
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "core/cuda/context.h"
+#include "core/cuda/convert.h"
 #include "core/ops/activations.h"
 #include "core/ops/cross_entropy.h"
 #include "core/ops/cuda/head_layout.h"
@@ -187,31 +189,53 @@ TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[
 TEST_CASE("GPU head split and merge match the CPU layout", "[cuda]") {
   cuda::Context ctx(Precision::fp32);
   cudaStream_t s = ctx.stream();
-  const int64_t b = 3, t = 37, h = 4, d = 16, hd = h * d, n = b * t;
-  const auto rows = randn(n * 3 * hd, 70);  // [B, T, 3·H·D]: q | k | v per row
-  std::vector<float> k_rows(n * hd), k_heads(n * hd);
-  for (int64_t r = 0; r < n; ++r) std::copy_n(rows.begin() + r * 3 * hd + hd, hd, k_rows.begin() + r * hd);
-  split_heads(k_rows.data(), k_heads.data(), b, t, h, d);
-  auto rows_d = to_device(rows, s);
-  auto heads = poisoned(n * hd, s), merged = poisoned(n * 3 * hd, s);
-  cuda::split_heads(rows_d.data() + hd, 3 * hd, heads.data(), b, t, h, d, s);
-  cuda::merge_heads(heads.data(), merged.data() + hd, 3 * hd, b, t, h, d, s);
-  CHECK(to_host(heads, n * hd, s) == k_heads);
-  const auto merged_h = to_host(merged, n * 3 * hd, s);
-  for (int64_t r = 0; r < n; ++r)
-    for (int64_t j = 0; j < 3 * hd; ++j) {
-      const float got = merged_h[r * 3 * hd + j];
-      if (j >= hd && j < 2 * hd)
-        REQUIRE(got == rows[r * 3 * hd + j]);
-      else
-        REQUIRE(std::isnan(got));  // only the k columns are written
-    }
-  // bf16 storage: values come back rounded to bf16 (relative error below 2^-8).
-  DeviceBuffer<cuda::bf16> heads16(n * hd, "bf16 heads");
-  auto merged32 = poisoned(n * hd, s);
-  cuda::split_heads(rows_d.data() + hd, 3 * hd, heads16.data(), b, t, h, d, s);
-  cuda::merge_heads(heads16.data(), merged32.data(), hd, b, t, h, d, s);
-  CHECK(relative_error(to_host(merged32, n * hd, s), to_double(k_rows)) <= 4e-3);
+  struct Shape {
+    int64_t b, t, h, d;
+  };
+  // H·D below one block of threads, and H·D = 320 over two column blocks
+  for (const Shape& shape : {Shape{3, 37, 4, 16}, Shape{2, 9, 5, 64}}) {
+    const int64_t b = shape.b, t = shape.t, h = shape.h, d = shape.d, hd = h * d, n = b * t;
+    INFO("B " << b << ", T " << t << ", H " << h << ", D " << d);
+    const auto rows = randn(n * 3 * hd, 70);  // [B, T, 3·H·D]: q | k | v per row
+    std::vector<float> k_rows(n * hd), k_heads(n * hd);
+    for (int64_t r = 0; r < n; ++r) std::copy_n(rows.begin() + r * 3 * hd + hd, hd, k_rows.begin() + r * hd);
+    split_heads(k_rows.data(), k_heads.data(), b, t, h, d);
+    auto rows_d = to_device(rows, s);
+    auto heads = poisoned(n * hd, s), merged = poisoned(n * 3 * hd, s);
+    cuda::split_heads(rows_d.data() + hd, 3 * hd, heads.data(), b, t, h, d, s);
+    cuda::merge_heads(heads.data(), merged.data() + hd, 3 * hd, b, t, h, d, s);
+    CHECK(to_host(heads, n * hd, s) == k_heads);
+    const auto merged_h = to_host(merged, n * 3 * hd, s);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t j = 0; j < 3 * hd; ++j) {
+        const float got = merged_h[r * 3 * hd + j];
+        if (j >= hd && j < 2 * hd)
+          REQUIRE(got == rows[r * 3 * hd + j]);
+        else
+          REQUIRE(std::isnan(got));  // only the k columns are written
+      }
+    // bf16 storage: values come back rounded to bf16, exactly as the host rounds them.
+    DeviceBuffer<cuda::bf16> heads16(n * hd, "bf16 heads");
+    auto merged32 = poisoned(n * hd, s);
+    cuda::split_heads(rows_d.data() + hd, 3 * hd, heads16.data(), b, t, h, d, s);
+    cuda::merge_heads(heads16.data(), merged32.data(), hd, b, t, h, d, s);
+    CHECK(to_host(merged32, n * hd, s) == bf16_rounded(k_rows));
+  }
+}
+
+TEST_CASE("GPU fp32 to bf16 conversion rounds each value as the host does", "[cuda]") {
+  cuda::Context ctx(Precision::bf16);
+  cudaStream_t s = ctx.stream();
+  const auto x = randn(4101, 71);
+  auto x_d = to_device(x, s);
+  // whole quads and a tail, a tail only, and sources that are not 16-byte aligned
+  for (const auto& [offset, n] : {std::pair<int64_t, int64_t>{0, 4096}, {0, 4099}, {0, 3}, {1, 4096}, {2, 7}}) {
+    INFO("offset " << offset << ", n " << n);
+    auto y = poisoned_as<cuda::bf16>(size_t(n), s);
+    cuda::to_bf16(x_d.data() + offset, y.data(), n, s);
+    const std::vector<float> part(x.begin() + offset, x.begin() + offset + n);
+    CHECK(to_host_float(y, size_t(n), s) == bf16_rounded(part));
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Head split/merge kernels of the GPU model (core/ops/cuda/head_layout.h).
 #include <cuda_bf16.h>
 
+#include <algorithm>
+
 #include "core/cuda/reduce.cuh"
 #include "core/cuda/storage.cuh"
 #include "core/ops/cuda/head_layout.h"
@@ -11,18 +13,33 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-// One thread per element of the [B, H, T, D] side; ToHeads picks the direction.
+// One block row per projection row (b, t) = blockIdx.x, threads over its H·D columns (blockIdx.y
+// picks a slice of them when H·D exceeds the block); ToHeads picks the direction. The index
+// arithmetic is 32-bit within a row (H·D and T are far below 2³¹), so no 64-bit division per
+// element.
 template <typename In, typename Out, bool ToHeads>
-__global__ void permute_heads_kernel(const In* src, Out* dst, int64_t stride, int64_t b, int64_t t, int64_t h,
-                                     int64_t d) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= b * h * t * d) return;
-  const int64_t di = i % d, ti = (i / d) % t, hi = (i / (d * t)) % h, bi = i / (d * t * h);
-  const int64_t rows_index = (bi * t + ti) * stride + hi * d + di;
+__global__ void permute_heads_kernel(const In* src, Out* dst, int64_t stride, int t, int h, int d) {
+  const int col = int(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (col >= h * d) return;
+  const int row = int(blockIdx.x);
+  const int bi = row / t, ti = row % t, hi = col / d, di = col % d;
+  const int64_t rows_index = int64_t(row) * stride + col;
+  const int64_t heads_index = ((int64_t(bi) * h + hi) * t + ti) * d + di;
   if constexpr (ToHeads)
-    store_float(dst + i, load_float(src + rows_index));
+    store_float(dst + heads_index, load_float(src + rows_index));
   else
-    store_float(dst + rows_index, load_float(src + i));
+    store_float(dst + rows_index, load_float(src + heads_index));
+}
+
+// The launch shape of permute_heads_kernel: one block row per (b, t), up to 256 threads across H·D.
+struct PermuteLaunch {
+  dim3 grid, block;
+};
+
+PermuteLaunch permute_launch(int64_t b, int64_t t, int64_t h, int64_t d) {
+  const int64_t columns = h * d;
+  const int64_t threads = std::min<int64_t>(256, (columns + 31) / 32 * 32);
+  return {dim3(unsigned(b * t), unsigned((columns + threads - 1) / threads)), dim3(unsigned(threads))};
 }
 
 }  // namespace
@@ -30,14 +47,18 @@ __global__ void permute_heads_kernel(const In* src, Out* dst, int64_t stride, in
 template <typename Out>
 void split_heads(const float* src, int64_t src_stride, Out* dst, int64_t b, int64_t t, int64_t h, int64_t d,
                  cudaStream_t stream) {
-  permute_heads_kernel<float, Out, true><<<blocks_for(b * t * h * d), 256, 0, stream>>>(src, dst, src_stride, b, t, h, d);
+  if (b * t * h * d == 0) return;
+  const PermuteLaunch l = permute_launch(b, t, h, d);
+  permute_heads_kernel<float, Out, true><<<l.grid, l.block, 0, stream>>>(src, dst, src_stride, int(t), int(h), int(d));
   PATHBENCH_CUDA_CHECK_LAUNCH("permute_heads_kernel (split)");
 }
 
 template <typename In, typename Out>
 void merge_heads(const In* src, Out* dst, int64_t dst_stride, int64_t b, int64_t t, int64_t h, int64_t d,
                  cudaStream_t stream) {
-  permute_heads_kernel<In, Out, false><<<blocks_for(b * t * h * d), 256, 0, stream>>>(src, dst, dst_stride, b, t, h, d);
+  if (b * t * h * d == 0) return;
+  const PermuteLaunch l = permute_launch(b, t, h, d);
+  permute_heads_kernel<In, Out, false><<<l.grid, l.block, 0, stream>>>(src, dst, dst_stride, int(t), int(h), int(d));
   PATHBENCH_CUDA_CHECK_LAUNCH("permute_heads_kernel (merge)");
 }
 
