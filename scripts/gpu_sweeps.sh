@@ -2,9 +2,10 @@
 # Runs sweeps on a GPU machine in one call and packs their results for the trip back: for each
 # NAME:CONFIG:JOBS argument, `pathbench run CONFIG --out runs/NAME --jobs JOBS` (extra `pathbench
 # run` arguments from SWEEP_ARGS), timed, with the GPUs' utilization sampled once a second; then
-# runs/NAME goes to $OUT/NAME.tar.gz with the sweep's log and utilization CSV inside. A fourth
-# field SECONDS stops that sweep after so long (its finished runs still come back). A summary line
-# per sweep is printed last. Expects ./build/pathbench (scripts/gpu_build.sh).
+# runs/NAME goes to $OUT/NAME.tar.gz with the sweep's log and utilization CSV inside (checkpoints
+# stay behind in runs/: they can exceed what a call brings back, and a later call on the same
+# machine resumes from them). A fourth field SECONDS stops that sweep after so long (its finished
+# runs still come back). A summary line per sweep is printed last. Expects ./build/pathbench (scripts/gpu_build.sh).
 # Usage: scripts/gpu_sweeps.sh NAME:CONFIG:JOBS[:SECONDS] [...]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
@@ -27,7 +28,7 @@ for spec in "$@"; do
   done_runs=$(grep -l '"status": *"done"' "$dir"/*.json 2>/dev/null | wc -l)
   echo "sweep $name: exit $status, ${wall} s wall, jobs $jobs, mean GPU utilization ${util}%, $done_runs done" \
     | tee "$dir/summary.txt"
-  tar -czf "$OUT/$name.tar.gz" -C runs "$name"
+  tar -czf "$OUT/$name.tar.gz" --exclude='*.safetensors' -C runs "$name"
   summary+=("$(cat "$dir/summary.txt")")
   tail -3 "$dir/sweep.log"
 done
