@@ -67,7 +67,7 @@ def plot(all_results, out_dir):
                 ax.set_xlabel(short.replace("_", " "))
                 ax.set_title(split)
             axes[0][0].set_ylabel(f.metric_label)
-            fig.suptitle(f.title)
+            fig.suptitle(f.title, y=1.04)  # above the panels' split titles
             style.legend(axes[0][-1])
             written.append(R.finish(fig, out_dir, f"sweep-{short}-{f.name}",
                                     ["encoding", "split", short, "metric", "mean", "std", "n"], rows))
