@@ -1,0 +1,44 @@
+// The flat parameter buffers: which tensors start aligned, that adjacent declarations stay adjacent,
+// and that the alignment gaps hold zeros and are not counted as parameters.
+#include <catch2/catch.hpp>
+
+#include "core/model/transformer.h"
+#include "tests/model_checks.h"
+
+using namespace pathbench;
+
+TEST_CASE("parameter tensors whose size is a multiple of 8 start 8-aligned; the others follow at once",
+          "[model]") {
+  ParameterSet<float> p;
+  const auto bias = p.add("bias", {3}, false);   // 3 values at 0
+  const auto w = p.add("w", {4, 6});             // 24 values: aligned to 8
+  const auto odd1 = p.add("odd1", {5});          // 5 values: right after w
+  const auto odd2 = p.add("odd2", {7});          // right after odd1, so odd1 | odd2 stay adjacent
+  const auto last = p.add("last", {16});         // aligned again
+  CHECK(p.entry(bias).offset == 0);
+  CHECK(p.entry(w).offset == 8);
+  CHECK(p.entry(odd1).offset == 32);
+  CHECK(p.entry(odd2).offset == 37);
+  CHECK(p.entry(last).offset == 48);
+  CHECK(p.count() == 64);
+  CHECK(p.parameter_count() == 3 + 24 + 5 + 7 + 16);
+  for (size_t gap : {3, 4, 5, 6, 7, 44, 45, 46, 47}) CHECK(p.values()[gap] == 0.0f);
+}
+
+TEST_CASE("every matrix of a PaTH-FoX model starts 8-aligned despite its per-head biases", "[model]") {
+  ModelConfig config = testing::tiny_config("path_fox");
+  Transformer<double> model(config);
+  const ParameterSet<double>& p = model.params();
+  int aligned_matrices = 0;
+  for (const ParameterEntry& e : p.entries()) {
+    INFO(e.name << " (" << e.size << " values at " << e.offset << ")");
+    if (e.size % ParameterSet<double>::kAlignment == 0) {
+      CHECK(e.offset % ParameterSet<double>::kAlignment == 0);
+      ++aligned_matrices;
+    }
+  }
+  CHECK(aligned_matrices > 8);
+  size_t declared = 0;
+  for (const ParameterEntry& e : p.entries()) declared += e.size;
+  CHECK(p.parameter_count() == declared);
+}
