@@ -81,8 +81,15 @@ void run_command(const RunCommandOptions& o) {
   }
   SweepProgress progress(stdout, SweepProgress::detect(stdout));
   const SweepSummary s = run_sweep(runs, options, progress);
-  progress.message(fmt::format("finished: {} done, {} NaN, {} failed, {} skipped (already done); results in {}",
-                               s.done, s.nan, s.failed, s.skipped, options.out_dir));
+  progress.message(fmt::format("finished: {} done, {} NaN, {} failed, {} skipped (already done){}; results in {}",
+                               s.done, s.nan, s.failed, s.skipped,
+                               s.interrupted > 0 ? fmt::format(", {} interrupted", s.interrupted) : "",
+                               options.out_dir));
+  if (s.stop_signal != 0 || s.interrupted > 0)
+    throw Error(fmt::format("stopped{}: {} runs interrupted after a step, {} not started; run the same command "
+                            "again to resume them",
+                            s.stop_signal != 0 ? fmt::format(" by signal {}", s.stop_signal) : " (a worker was signalled)",
+                            s.interrupted, s.in_shard - s.skipped - s.done - s.nan - s.failed - s.interrupted));
   if (s.failed > 0)
     throw Error(fmt::format("{} of {} runs failed (their result files give the reason)", s.failed,
                             s.done + s.nan + s.failed));
@@ -97,7 +104,9 @@ void add_run_command(CLI::App& app) {
       "A sweep expands its grid and zip blocks; every run is validated before any starts. Each run writes "
       "<out>/<id>-<hash>.json (written atomically) and <id>-<hash>.curve.jsonl. Runs whose result says done "
       "are skipped, so an interrupted sweep resumes by running the same command (with "
-      "training.checkpoint_every > 0 a killed run continues from its last checkpoint). A run that goes NaN "
+      "training.checkpoint_every > 0 a killed run continues from its last checkpoint). SIGTERM or SIGINT (a "
+      "scheduler's time limit, timeout, Ctrl-C) stops every run after its current step with a checkpoint and "
+      "no result, so the same command resumes them; a second signal stops at once. A run that goes NaN "
       "is recorded with status nan; a run that fails is recorded with its reason, the sweep goes on, and "
       "the command exits with status 1 at the end. A worker claims each run with <out>/<id>-<hash>.<n>.claim "
       "before training it, so several processes or hosts (or Slurm array tasks) may share one --out: a claim "

@@ -16,6 +16,7 @@
 #include "experiments/result_file.h"
 #include "experiments/run_claim.h"
 #include "experiments/run_metadata.h"
+#include "experiments/stop_signal.h"
 #include "experiments/worker_pool.h"
 
 namespace pathbench {
@@ -71,6 +72,10 @@ RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, 
     outcome.status = "failed";
     outcome.failure_reason = e.what();
   }
+  if (outcome.status == "interrupted") {  // no result: the next sweep resumes it
+    events.end_run(outcome.status, fmt::format("{} interrupted: {}", run.file_stem(), outcome.failure_reason));
+    return outcome;
+  }
   context.end = utc_timestamp();
   context.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_file_atomically(files.result, make_result(run, outcome, task.get(), context).dump(2) + "\n");
@@ -113,6 +118,7 @@ SweepSummary work_through_sweep(const std::vector<RunState>& states, const Sweep
   SweepSummary summary;
   const int default_threads = omp_get_max_threads();
   for (const RunState& s : states) {
+    if (stop_requested()) break;
     const PlannedRun& run = *s.run;
     const std::string result = run_files(options.out_dir, run).result;
     if (s.previous == "done" || current_status(result, sweep_start) == "done" ||
@@ -124,7 +130,7 @@ SweepSummary work_through_sweep(const std::vector<RunState>& states, const Sweep
     const std::string previous = current_status(result, sweep_start);  // read again: it may have ended meanwhile
     if (previous == "done" || previous == "attempted") continue;
     const RunOutcome outcome = train_and_record(run, previous, options, git, default_threads, events);
-    ++(outcome.status == "done" ? summary.done : outcome.status == "nan" ? summary.nan : summary.failed);
+    ++summary.count_of(outcome.status);
   }
   return summary;
 }
@@ -156,12 +162,15 @@ SweepSummary run_sweep(const std::vector<PlannedRun>& runs, const SweepOptions& 
                                summary.planned, summary.in_shard, options.shard.text(), summary.skipped, to_run,
                                options.out_dir));
   progress.begin_sweep(to_run, total_steps);
+  const StopSignals stop_signals;  // SIGTERM/SIGINT from here on: runs stop after a step, resumable
   const auto sweep_start = fs::file_time_type::clock::now();
   const SweepSummary trained = pool ? run_worker_pool(states, options, git, sweep_start, progress)
                                     : work_through_sweep(states, options, git, sweep_start, progress);
   summary.done = trained.done;
   summary.failed = trained.failed;
   summary.nan = trained.nan;
+  summary.interrupted = trained.interrupted;
+  summary.stop_signal = stop_signal();
   return summary;
 }
 

@@ -30,6 +30,13 @@ struct SweepSummary {
   int64_t in_shard = 0;   // runs of this shard
   int64_t skipped = 0;    // already done
   int64_t done = 0, failed = 0, nan = 0;  // of the runs trained now
+  int64_t interrupted = 0;                // stopped by a signal, to resume (no result written)
+  int stop_signal = 0;                    // the signal that stopped the sweep (0: none)
+
+  // The counter of a run's final status: done, nan, interrupted, else failed.
+  int64_t& count_of(const std::string& status) {
+    return status == "done" ? done : status == "nan" ? nan : status == "interrupted" ? interrupted : failed;
+  }
 };
 
 // What each run of the shard would do: "done" (skip) or "run" (with "failed"/"nan" from an earlier

@@ -12,6 +12,7 @@
 #include "experiments/evaluate.h"
 #include "experiments/file_output.h"
 #include "experiments/run_checkpoint.h"
+#include "experiments/stop_signal.h"
 #include "tasks/collate.h"
 
 namespace pathbench {
@@ -146,9 +147,17 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
         curve.write(eval_curve_line(step, p.metrics));
       }
       // (not at an early stop: a resumed run then repeats the steps to it and stops there again)
-      if (checkpoints && (step % c.training.checkpoint_every == 0 || step == steps))
-        save_run_checkpoint(outputs.checkpoint, c.hash(), mc, c.task, *backend, p);
+      const bool saved = checkpoints && (step % c.training.checkpoint_every == 0 || step == steps);
+      if (saved) save_run_checkpoint(outputs.checkpoint, c.hash(), mc, c.task, *backend, p);
       if (last) break;
+      if (stop_requested()) {  // a signal asked the sweep to stop: keep this step, leave no result
+        if (checkpoints && !saved) save_run_checkpoint(outputs.checkpoint, c.hash(), mc, c.task, *backend, p);
+        out.status = "interrupted";
+        out.failure_step = step;
+        out.failure_reason = fmt::format("stopped by signal {} after step {}; {}", stop_signal(), step,
+                                         checkpoints ? "it resumes there" : "no checkpoints, so it starts again");
+        break;
+      }
     }
   } catch (const Error& e) {
     out.status = "failed";

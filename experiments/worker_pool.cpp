@@ -23,11 +23,16 @@
 #include "experiments/result_file.h"
 #include "experiments/run_claim.h"
 #include "experiments/run_metadata.h"
+#include "experiments/stop_signal.h"
 #include "experiments/worker_events.h"
 
 namespace pathbench {
 
 namespace {
+
+// How often the parent looks for a stop request while no worker writes (a signal may reach another
+// of its threads, leaving poll uninterrupted).
+constexpr int kStopCheckMilliseconds = 500;
 
 // One worker process as the parent sees it.
 struct Worker {
@@ -103,13 +108,21 @@ class WorkerPool {
                                   options_.gpus.empty() ? "" : fmt::format(" on GPUs {}", json(options_.gpus).dump()),
                                   threads_per_worker_));
     for (size_t i = 0; i < workers_.size(); ++i) start(int(i));
+    bool forwarded = false;
     while (true) {
       std::vector<pollfd> fds;
       for (const Worker& w : workers_)
         if (w.fd >= 0) fds.push_back(pollfd{w.fd, POLLIN, 0});
       if (fds.empty()) break;
-      if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+      if (::poll(fds.data(), fds.size(), kStopCheckMilliseconds) < 0 && errno != EINTR)
         throw Error(fmt::format("worker pool: poll: {}", std::strerror(errno)));
+      if (stop_requested() && !forwarded) {  // pass the request on: each worker stops after its step
+        forwarded = true;
+        progress_.message(fmt::format("signal {}: stopping after the current steps (runs resume next time)",
+                                      stop_signal()));
+        for (const Worker& w : workers_)
+          if (w.fd >= 0) ::kill(w.pid, SIGTERM);
+      }
       for (const pollfd& p : fds)
         if (p.revents != 0) read_from(worker_of(p.fd));
     }
@@ -128,6 +141,7 @@ class WorkerPool {
   // The body of a worker process: its exit status.
   int work(int slot, int write_fd) {
     PipeEvents events(write_fd);
+    ignore_repeated_stop_signals();
     try {
       if (!options_.gpus.empty())
         ::setenv("CUDA_VISIBLE_DEVICES",
@@ -182,7 +196,7 @@ class WorkerPool {
         progress_.on_step_in(w.slot, e->step, e->steps, e->loss, e->tokens_per_s);
         break;
       case WorkerEvent::Kind::EndRun:
-        ++(e->status == "done" ? summary_.done : e->status == "nan" ? summary_.nan : summary_.failed);
+        ++summary_.count_of(e->status);
         w.run.clear();
         progress_.end_run_in(w.slot, e->text);
         break;
@@ -208,7 +222,7 @@ class WorkerPool {
       ++summary_.done;
       progress_.end_run_in(w.slot, fmt::format("{} done (its worker then {})", w.run, describe_exit(status)));
     }
-    start(w.slot);
+    if (!stop_requested()) start(w.slot);
   }
 
   // Writes a failed result for the worker's run unless a done one exists (then returns false).

@@ -4,8 +4,8 @@
 # run` arguments from SWEEP_ARGS), timed, with the GPUs' utilization sampled once a second; then
 # runs/NAME goes to $OUT/NAME.tar.gz with the sweep's log and utilization CSV inside (checkpoints
 # stay behind in runs/: they can exceed what a call brings back, and a later call on the same
-# machine resumes from them). A fourth field SECONDS stops that sweep after so long (its finished
-# runs still come back). A summary line per sweep is printed last. Expects ./build/pathbench
+# machine resumes from them). A fourth field SECONDS stops that sweep after so long with SIGTERM
+# (its runs checkpoint after their current step; the finished ones still come back). A summary line per sweep is printed last. Expects ./build/pathbench
 # (scripts/gpu_build.sh).
 # Usage: scripts/gpu_sweeps.sh NAME:CONFIG:JOBS[:SECONDS] [...]
 set -uo pipefail
@@ -21,7 +21,7 @@ for spec in "$@"; do
   sampler=$!
   start=$(date +%s)
   # shellcheck disable=SC2086
-  timeout "${seconds:-86400}" ./build/pathbench run "$config" --out "$dir" --jobs "$jobs" ${SWEEP_ARGS:-} > "$dir/sweep.log" 2>&1
+  timeout -k 60 "${seconds:-86400}" ./build/pathbench run "$config" --out "$dir" --jobs "$jobs" ${SWEEP_ARGS:-} > "$dir/sweep.log" 2>&1
   status=$?
   wall=$(( $(date +%s) - start ))
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null

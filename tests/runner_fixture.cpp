@@ -18,6 +18,14 @@ namespace pathbench::testing {
 
 namespace {
 
+// The signal_at_parity_example setting (target 0: off).
+struct ParitySignal {
+  uint64_t seed = 0;
+  int64_t index = -1;
+  pid_t target = 0;
+  int signal = 0;
+} g_parity_signal;
+
 class ParityMetrics : public MetricAccumulator {
  public:
   void add(const Example& e, const std::vector<int32_t>& predictions) override {
@@ -54,6 +62,9 @@ class Parity : public Task {
     if (split == "train" && fail_at_ >= 0 && int64_t(index) >= fail_at_)
       throw Error(fmt::format("parity: failing on purpose at example {}", index));
     if (split == "train" && kill_at_ >= 0 && int64_t(index) >= kill_at_) ::raise(SIGKILL);
+    if (split == "train" && g_parity_signal.target != 0 && seed == g_parity_signal.seed &&
+        int64_t(index) == g_parity_signal.index)
+      ::kill(g_parity_signal.target, g_parity_signal.signal);
     const int64_t length = split == "long" ? 2 * length_ : length_;
     CounterRng rng(combine_key(combine_key(seed, hash_string(split)), index));
     Example e;
@@ -81,6 +92,10 @@ class Parity : public Task {
 };
 
 }  // namespace
+
+void signal_at_parity_example(uint64_t seed, int64_t index, pid_t target, int signal) {
+  g_parity_signal = ParitySignal{seed, index, target, signal};
+}
 
 TaskProvider fixture_tasks() {
   TaskInfo info{"parity",

@@ -1,6 +1,8 @@
 // Shared pieces of the runner tests: a small fixture task (running parity of random bits), a tiny
 // run config that trains in well under a second, fresh temporary folders, and the CLI.
 #pragma once
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -14,6 +16,11 @@ namespace pathbench::testing {
 // SIGKILL, for worker-pool tests; -1: never). Eval splits "short" (length) and "long" (2·length), with a
 // per_length breakdown; metrics accuracy and error_rate (primary).
 TaskProvider fixture_tasks();
+
+// Makes the parity task send `signal` to process `target` when it generates training example
+// `index` for seed `seed` (as a scheduler's SIGTERM would arrive, but at a known step); target 0
+// turns it off. Not part of the task config, so run hashes do not change; forked workers inherit it.
+void signal_at_parity_example(uint64_t seed, int64_t index, pid_t target, int signal);
 
 // A run config of a 1-layer width-16 model on the parity task, 6 steps of batch 4.
 json tiny_run_config();

@@ -1,6 +1,7 @@
 // Many runs at once: claim files (one owner, heartbeat, release, takeover of stale claims), the
 // worker pool against a sequential sweep, a worker killed mid-run, a killed sweep's stale claim
-// taken over, and the pool's option errors.
+// taken over, a sweep stopped by SIGTERM (sequential and pooled) and resumed, and the pool's option
+// errors.
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -182,6 +183,69 @@ TEST_CASE("a sweep process killed mid-run leaves a stale claim that the next swe
   run(runs, straight, 1);
   CHECK(resumed["metrics"] == json::parse(read_file(run_files(straight, runs[0]).result))["metrics"]);
   CHECK(claim_files(dir).empty());
+}
+
+TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and no result; the rerun ends as an unstopped one",
+          "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["training"]["steps"] = 12;
+  doc["training"]["checkpoint_every"] = 5;  // the stop at step 4 is between periodic checkpoints
+  const auto runs = plan(doc);
+  const RunFiles files = run_files(fresh_temp_dir("stop-seq"), runs[0]);
+  const std::string dir = fs::path(files.result).parent_path().string(), straight = fresh_temp_dir("stop-seq-straight");
+  signal_at_parity_example(0, 3 * 4, ::getpid(), SIGTERM);  // while the batch of step 4 is drawn
+  const SweepSummary stopped = run(runs, dir, 1);
+  signal_at_parity_example(0, -1, 0, 0);
+  CHECK(stopped.stop_signal == SIGTERM);
+  CHECK(stopped.interrupted == 1);
+  CHECK(stopped.done + stopped.failed + stopped.nan == 0);
+  CHECK_FALSE(fs::exists(files.result));
+  CHECK(fs::exists(files.checkpoint));
+  CHECK(claim_files(dir).empty());
+
+  const SweepSummary again = run(runs, dir, 1);
+  CHECK(again.done == 1);
+  CHECK(again.stop_signal == 0);
+  const json resumed = json::parse(read_file(files.result));
+  CHECK(resumed["resumed_from_step"] == 4);
+  run(runs, straight, 1);
+  CHECK(resumed["metrics"] == json::parse(read_file(run_files(straight, runs[0]).result))["metrics"]);
+  CHECK(curve_values(files.curve) == curve_values(run_files(straight, runs[0]).curve));
+}
+
+TEST_CASE("SIGTERM to a pool's parent reaches every worker; their runs resume and end as unstopped ones",
+          "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["training"]["steps"] = 10000;  // ≈ 1 s: both runs are still training when the stop arrives
+  doc["training"]["eval_every"] = 5000;
+  doc["training"]["log_every"] = 500;
+  doc["training"]["checkpoint_every"] = 2000;
+  doc["zip"] = json{{"seed", {0, 1}}};
+  const auto runs = plan(doc);
+  const std::string dir = fresh_temp_dir("stop-pool"), straight = fresh_temp_dir("stop-pool-straight");
+  const pid_t child = ::fork();
+  if (child == 0) {  // the pool's parent; run 0's worker signals it at step 4
+    signal_at_parity_example(0, 3 * 4, ::getpid(), SIGTERM);
+    const SweepSummary s = run(runs, dir, 2);
+    ::_exit(s.stop_signal == SIGTERM && s.interrupted >= 1 && s.done + s.failed + s.nan == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  for (const PlannedRun& r : runs) CHECK_FALSE(fs::exists(run_files(dir, r).result));
+  CHECK(fs::exists(run_files(dir, runs[0]).checkpoint));
+  CHECK(claim_files(dir).empty());
+
+  CHECK(run(runs, dir, 2).done == 2);
+  // run 0 stopped at step 4 or a little later: its worker trains on until the parent passes the stop on
+  CHECK(json::parse(read_file(run_files(dir, runs[0]).result))["resumed_from_step"].get<int64_t>() >= 4);
+  run(runs, straight, 1);
+  for (const PlannedRun& r : runs) {
+    INFO(r.file_stem());
+    CHECK(json::parse(read_file(run_files(dir, r).result))["metrics"] ==
+          json::parse(read_file(run_files(straight, r).result))["metrics"]);
+  }
 }
 
 TEST_CASE("pool options: bad --jobs and --gpus, and an unwritable results folder, are errors before anything runs",
