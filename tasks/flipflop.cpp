@@ -15,9 +15,9 @@ namespace pathbench {
 
 namespace {
 
-enum Token : int32_t { kWrite = 0, kRead = 1, kIgnore = 2, kZero = 3, kOne = 4, kBos = 5 };
-
 class FlipFlop : public Task {
+  enum Token : int32_t { kWrite = 0, kRead = 1, kIgnore = 2, kZero = 3, kOne = 4, kBos = 5 };
+
  public:
   FlipFlop(const json& o, const std::string& where)
       : length_(o["length"].get<int64_t>()),

@@ -35,9 +35,9 @@ std::vector<int64_t> choose_distinct(CounterRng& rng, int64_t n, int64_t count) 
   return pool;
 }
 
-enum Token : int32_t { kBos = 0, kSeparator = 1, kNoise = 2, kFirstKey = 3 };
-
 class Mqrar : public Task {
+  enum Token : int32_t { kBos = 0, kSeparator = 1, kNoise = 2, kFirstKey = 3 };
+
  public:
   Mqrar(const json& o, const std::string& where)
       : n_back_(o["n_back"].get<int64_t>()),
