@@ -130,6 +130,7 @@ TaskInfo phonebook_task() {
            {"number_digits", OptionType::Int, 7, "digits per number", 1, 32},
            {"train_min_entries", OptionType::Int, 8, "smallest training book", 1, double(kMaxBookEntries)},
            {"train_max_entries", OptionType::Int, 32, "largest training book", 1, double(kMaxBookEntries)},
+           curriculum_option("book sizes"),
            {"eval_splits", OptionType::Object, json{{"in_dist", {8, 16, 32}}, {"longer", {64, 128}}},
             "evaluation splits: name → book sizes (cycled by example index)"},
            loss_option("scored")},

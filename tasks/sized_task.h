@@ -1,12 +1,15 @@
 // The common frame of tasks whose examples come in sizes (word lengths, book sizes): training draws
 // a size uniformly from [min, max] on every attempt (so a size whose sequences are all held out
 // is skipped), an evaluation split cycles through its list of sizes by example index, and the
-// example's group is its size.
+// example's group is its size. With a curriculum over the first N training examples, the largest
+// size drawn for example i < N is min + ⌊(max − min)·i / N⌋, so sizes grow with training (a pure
+// function of the index, so runs stay reproducible and resumable).
 #pragma once
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/options.h"
 #include "core/rng.h"
 #include "tasks/task.h"
 
@@ -16,6 +19,12 @@ struct SizeOptions {
   std::string min_key, max_key, eval_key;  // option keys, for messages
   int64_t largest;                         // the largest size an evaluation split may list
 };
+
+// The longest curriculum (2^40 examples), so that (max − min)·index stays within 64 bits.
+inline constexpr int64_t kMaxCurriculumExamples = int64_t(1) << 40;
+
+// The "curriculum_examples" option of a sized task, whose sizes are `sizes` (e.g. "word lengths").
+OptionSpec curriculum_option(const std::string& sizes);
 
 class SizedTask : public Task {
  public:
@@ -38,8 +47,12 @@ class SizedTask : public Task {
   int64_t largest_size() const;
 
  private:
+  // The largest training size of example `index` under the curriculum.
+  int64_t train_max_at(uint64_t index) const;
+
   std::string name_, where_;
   int64_t min_, max_;
+  int64_t curriculum_;  // training examples over which the largest size grows (0: none)
   std::map<std::string, std::vector<int64_t>> eval_;
 };
 

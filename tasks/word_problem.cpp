@@ -211,6 +211,7 @@ TaskInfo word_problem_task() {
            {"bos", OptionType::Bool, true, "start every sequence with an unscored <bos> token"},
            {"train_min_length", OptionType::Int, 1, "shortest training word", 1, double(kMaxTaskLength)},
            {"train_max_length", OptionType::Int, 32, "longest training word", 1, double(kMaxTaskLength)},
+           curriculum_option("word lengths"),
            {"eval_splits", OptionType::Object, json{{"in_dist", {8, 16, 32}}, {"longer", {64, 128}}},
             "evaluation splits: name → word lengths (cycled by example index)"}},
           [](const json& o, const std::string& where) { return std::make_unique<WordProblem>(o, where); }};

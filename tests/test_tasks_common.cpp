@@ -239,6 +239,8 @@ TEST_CASE("invalid task configs are rejected naming the key and value", "[tasks]
   rejected({{"name", "phonebook"}, {"name_syllables", 1}, {"train_max_entries", 10}, {"eval_splits", {{"e", {100}}}}},
            "eval_splits", "100");
   rejected({{"name", "phonebook"}, {"name_syllables", 9}}, "name_syllables", "9");
+  rejected({{"name", "phonebook"}, {"curriculum_examples", -1}}, "curriculum_examples", "-1");
+  rejected({{"name", "word_problem"}, {"curriculum_examples", int64_t(1) << 41}}, "curriculum_examples", "2199023255552");
   rejected({{"name", "phonebook"}, {"train_min_entries", 9}, {"train_max_entries", 8}}, "train_max_entries", "8");
   // MQRAR: N < 1, N beyond the repetitions, lengths too short, keys beyond the vocabulary.
   rejected({{"name", "mqrar"}, {"n_back", 0}}, "n_back", "0");

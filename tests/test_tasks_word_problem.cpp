@@ -2,6 +2,7 @@
 // multiplication table), the identity decision, balance, and lengths per split.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "task_test_support.h"
@@ -58,6 +59,35 @@ TEST_CASE("word problem training lengths cover the range; eval splits cycle thro
     CHECK(task->example("short", 4, index).tokens.size() == (index % 2 ? 6u : 3u));  // <bos> + word
     CHECK(task->example("long", 4, index).group == 40);
   }
+}
+
+TEST_CASE("a length curriculum grows the longest training word with the example index, then covers the range",
+          "[tasks]") {
+  const json base = {{"name", "word_problem"}, {"group", "A5"}, {"train_min_length", 2}, {"train_max_length", 20}};
+  json ramped = base;
+  ramped["curriculum_examples"] = 1000;
+  const auto plain = make(base), curriculum = make(ramped);
+  std::set<int64_t> late;
+  int64_t longest_early = 0, longest_near_end = 0;
+  for (uint64_t index = 0; index < 1400; ++index) {
+    const int64_t length = curriculum->example("train", 0, index).group;
+    INFO("index " << index);
+    CHECK(length >= 2);
+    if (index < 1000) CHECK(length <= 2 + int64_t(18 * index / 1000));  // the largest length so far
+    if (index < 56) longest_early = std::max(longest_early, length);
+    if (index >= 900 && index < 1000) longest_near_end = std::max(longest_near_end, length);
+    if (index >= 1000) late.insert(length);
+  }
+  CHECK(longest_early == 2);
+  CHECK(longest_near_end >= 16);
+  CHECK(late.size() >= 17);  // after the curriculum: every length of 2..20, or nearly
+  // evaluation splits do not follow it, and curriculum_examples 0 is the plain task
+  CHECK(curriculum->example("in_dist", 0, 0).tokens == plain->example("in_dist", 0, 0).tokens);
+  json off = base;
+  off["curriculum_examples"] = 0;
+  const auto zero = make(off);
+  for (uint64_t index = 0; index < 50; ++index)
+    CHECK(zero->example("train", 3, index).tokens == plain->example("train", 3, index).tokens);
 }
 
 TEST_CASE("word problem decision answers whether the word composes to the identity", "[tasks]") {
