@@ -5,8 +5,8 @@
 # runs/NAME goes to $OUT/NAME.tar.gz with the sweep's log and utilization CSV inside (checkpoints
 # stay behind in runs/: they can exceed what a call brings back, and a later call on the same
 # machine resumes from them). A fourth field SECONDS stops that sweep after so long with SIGTERM
-# (its runs checkpoint after their current step; the finished ones still come back). A summary line per sweep is printed last. Expects ./build/pathbench
-# (scripts/gpu_build.sh).
+# (its runs checkpoint after their current step; the finished ones still come back). A summary
+# line per sweep is printed last. Expects ./build/pathbench (scripts/gpu_build.sh).
 # Usage: scripts/gpu_sweeps.sh NAME:CONFIG:JOBS[:SECONDS] [...]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}

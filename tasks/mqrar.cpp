@@ -9,8 +9,8 @@
 // N = 1 is the last assignment). Since n_back < min_assignments, the answer is never a key's first
 // assignment (were every key assigned exactly N times, "N-th most recent" would be "first", a
 // different and easier lookup), and since counts vary, it is not at a fixed rank from the first
-// either. The model reads BOS and every token but the last and predicts
-// each next token; the answers are scored.
+// either. The model reads BOS and every token but the last and predicts each next token; the
+// answers are scored.
 #include <fmt/format.h>
 
 #include <numeric>

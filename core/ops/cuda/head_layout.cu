@@ -31,15 +31,17 @@ __global__ void permute_heads_kernel(const In* src, Out* dst, int64_t stride, in
     store_float(dst + rows_index, load_float(src + heads_index));
 }
 
-// The launch shape of permute_heads_kernel: one block row per (b, t), up to 256 threads across H·D.
-struct PermuteLaunch {
-  dim3 grid, block;
-};
-
-PermuteLaunch permute_launch(int64_t b, int64_t t, int64_t h, int64_t d) {
-  const int64_t columns = h * d;
-  const int64_t threads = std::min<int64_t>(256, (columns + 31) / 32 * 32);
-  return {dim3(unsigned(b * t), unsigned((columns + threads - 1) / threads)), dim3(unsigned(threads))};
+// Launches permute_heads_kernel: one block row per (b, t), up to 256 threads across H·D.
+template <typename In, typename Out, bool ToHeads>
+void permute_heads(const In* src, Out* dst, int64_t stride, int64_t b, int64_t t, int64_t h, int64_t d,
+                   cudaStream_t stream) {
+  if (b * t * h * d == 0) return;
+  const int64_t columns = h * d, threads = std::min<int64_t>(256, (columns + 31) / 32 * 32);
+  const dim3 grid(unsigned(b * t), unsigned((columns + threads - 1) / threads));
+  permute_heads_kernel<In, Out, ToHeads><<<grid, unsigned(threads), 0, stream>>>(src, dst, stride, int(t), int(h), int(d));
+  check_cuda_call(cudaGetLastError(),
+                  ToHeads ? "launch of permute_heads_kernel (split)" : "launch of permute_heads_kernel (merge)",
+                  __FILE__, __LINE__);
 }
 
 }  // namespace
@@ -47,19 +49,13 @@ PermuteLaunch permute_launch(int64_t b, int64_t t, int64_t h, int64_t d) {
 template <typename Out>
 void split_heads(const float* src, int64_t src_stride, Out* dst, int64_t b, int64_t t, int64_t h, int64_t d,
                  cudaStream_t stream) {
-  if (b * t * h * d == 0) return;
-  const PermuteLaunch l = permute_launch(b, t, h, d);
-  permute_heads_kernel<float, Out, true><<<l.grid, l.block, 0, stream>>>(src, dst, src_stride, int(t), int(h), int(d));
-  PATHBENCH_CUDA_CHECK_LAUNCH("permute_heads_kernel (split)");
+  permute_heads<float, Out, true>(src, dst, src_stride, b, t, h, d, stream);
 }
 
 template <typename In, typename Out>
 void merge_heads(const In* src, Out* dst, int64_t dst_stride, int64_t b, int64_t t, int64_t h, int64_t d,
                  cudaStream_t stream) {
-  if (b * t * h * d == 0) return;
-  const PermuteLaunch l = permute_launch(b, t, h, d);
-  permute_heads_kernel<In, Out, false><<<l.grid, l.block, 0, stream>>>(src, dst, dst_stride, int(t), int(h), int(d));
-  PATHBENCH_CUDA_CHECK_LAUNCH("permute_heads_kernel (merge)");
+  permute_heads<In, Out, false>(src, dst, dst_stride, b, t, h, d, stream);
 }
 
 template void split_heads<float>(const float*, int64_t, float*, int64_t, int64_t, int64_t, int64_t, cudaStream_t);
