@@ -1,8 +1,20 @@
 #!/usr/bin/env bash
 # Builds pathbench for an H100/H200 (sm_90, Release, header dependencies from a staged .deps
 # folder: ../shared/tools/stage-deps.sh) on a machine without Debian's packages, such as the GPU
-# machine; prints the build time. Usage (from the repository root): scripts/gpu_build.sh [deps_dir]
+# machine; prints the build time. Binaries built elsewhere by scripts/cuda_prebuild.sh and carried
+# along (build-cuda/) are used instead when their SOURCE_COMMIT is the commit PATHBENCH_GIT_COMMIT
+# names and they start here. Usage (from the repository root): scripts/gpu_build.sh [deps_dir]
 set -uo pipefail
+stamp=build-cuda/SOURCE_COMMIT
+if [ -n "${PATHBENCH_GIT_COMMIT:-}" ] && [ -f "$stamp" ]; then
+  if [[ $(cat "$stamp") == "$PATHBENCH_GIT_COMMIT"* ]] && build-cuda/pathbench --help > /dev/null 2>&1 &&
+     build-cuda/pathbench_tests --list-tags > /dev/null 2>&1; then
+    mkdir -p build && cp build-cuda/pathbench build-cuda/pathbench_tests build/
+    echo "build: prebuilt binaries of $(cat "$stamp")"
+    exit 0
+  fi
+  echo "gpu_build: build-cuda/ holds binaries of $(cat "$stamp") that do not serve $PATHBENCH_GIT_COMMIT here; building" >&2
+fi
 deps=${1:-$PWD/.deps}
 start=$(date +%s)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$deps" -DPATHBENCH_CUDA=ON \
