@@ -1,6 +1,7 @@
 // GPU ops against their CPU implementations (float64 references on the same float inputs, outputs
 // poisoned with NaN before each run): RMSNorm, embedding, activations, masked cross-entropy and
-// argmax, linear products at each precision, head split and merge, the fp32 → bf16 conversion.
+// argmax, linear products at each precision, head split and merge, the fp32 → bf16 conversion, and
+// the extra outputs of the norm and activation kernels (residual copy, bf16 operand copies).
 // Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
@@ -51,6 +52,17 @@ TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda]") {
     CHECK(relative_error(to_host(rstd, n, s), rstd_ref) <= kFp32Tolerance);
     CHECK(relative_error(to_host(dxd, n * c, s), dx_ref) <= kFp32Tolerance);
     CHECK(relative_error(to_host(dgd, c, s), dg_ref) <= kFp32Tolerance);
+
+    // The same pass with the residual copy and the bf16 operand: y unchanged, the copy exact, the
+    // bf16 values rounded as the host rounds y.
+    auto y2 = poisoned(n * c, s), rstd2 = poisoned(n, s), copy = poisoned(n * c, s);
+    auto y16 = poisoned_as<cuda::bf16>(size_t(n * c), s);
+    cuda::rmsnorm_forward(xd.data(), gd.data(), y2.data(), rstd2.data(), n, c, 1e-5f, s, copy.data(), y16.data());
+    const std::vector<float> y_plain = to_host(y, n * c, s);
+    CHECK(to_host(y2, n * c, s) == y_plain);
+    CHECK(to_host(rstd2, n, s) == to_host(rstd, n, s));
+    CHECK(to_host(copy, n * c, s) == x);
+    CHECK(to_host_float(y16, size_t(n * c), s) == bf16_rounded(y_plain));
   }
 }
 
@@ -98,6 +110,10 @@ TEST_CASE("GPU activations match the CPU", "[cuda]") {
     CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
     CHECK(relative_error(to_host(da, n, s), da_ref) <= kFp32Tolerance);
     CHECK(relative_error(to_host(db, n, s), db_ref) <= kFp32Tolerance);
+    // bf16 output only (h null), rounded as the host rounds the fp32 output
+    auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
+    cuda::swiglu_forward(a_d.data(), b_d.data(), nullptr, n, s, h16.data());
+    CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
   }
   {
     std::vector<double> h_ref(n), dx_ref(n);
@@ -108,6 +124,9 @@ TEST_CASE("GPU activations match the CPU", "[cuda]") {
     cuda::gelu_backward(a_d.data(), dh_d.data(), dx.data(), n, s);
     CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
     CHECK(relative_error(to_host(dx, n, s), dx_ref) <= kFp32Tolerance);
+    auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
+    cuda::gelu_forward(a_d.data(), nullptr, n, s, h16.data());
+    CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
   }
 }
 
@@ -220,6 +239,21 @@ TEST_CASE("GPU head split and merge match the CPU layout", "[cuda]") {
     cuda::split_heads(rows_d.data() + hd, 3 * hd, heads16.data(), b, t, h, d, s);
     cuda::merge_heads(heads16.data(), merged32.data(), hd, b, t, h, d, s);
     CHECK(to_host(merged32, n * hd, s) == bf16_rounded(k_rows));
+
+    // Three parts in one launch: q, k and v tensors back to back, k equal to the single split above,
+    // and merged back into every column of the rows.
+    auto qkv_heads = poisoned(3 * n * hd, s), remerged = poisoned(n * 3 * hd, s);
+    cuda::split_heads(rows_d.data(), 3 * hd, qkv_heads.data(), b, t, h, d, s, 3);
+    cuda::merge_heads(qkv_heads.data(), remerged.data(), 3 * hd, b, t, h, d, s, 3);
+    const auto qkv_h = to_host(qkv_heads, 3 * n * hd, s);
+    CHECK(std::vector<float>(qkv_h.begin() + n * hd, qkv_h.begin() + 2 * n * hd) == k_heads);
+    CHECK(to_host(remerged, n * 3 * hd, s) == rows);
+    for (int64_t part : {0, 2}) {
+      auto one = poisoned(n * hd, s);
+      cuda::split_heads(rows_d.data() + part * hd, 3 * hd, one.data(), b, t, h, d, s);
+      CHECK(std::vector<float>(qkv_h.begin() + part * n * hd, qkv_h.begin() + (part + 1) * n * hd) ==
+            to_host(one, n * hd, s));
+    }
   }
 }
 

@@ -28,6 +28,7 @@ struct AttentionInputs {
   const S* q = nullptr;      // [B, H, T, D]
   const S* k = nullptr;      // [B, H, T, D]
   const S* v = nullptr;      // [B, H, T, D]
+  const __nv_bfloat16* x16 = nullptr;  // [B, T, C] x rounded to bf16, where the block has it (bf16 mode)
 };
 
 template <typename S>

@@ -44,21 +44,21 @@ class AttentionLayer : public AttentionBlock {
     dims_.length = length;
     const size_t size = size_t(batch * length * dims_.heads * dims_.head_dim);
     bool moved = qkv_.reserve(3 * size) | d_flat_.reserve(size) | d_qkv_.reserve(3 * size);
-    for (auto* buf : {&q_, &k_, &v_, &o_, &flat_, &do_, &dq_, &dk_, &dv_}) moved |= buf->reserve(size);
+    moved |= heads_.reserve(3 * size) | d_heads_.reserve(3 * size);
+    for (auto* buf : {&o_, &flat_, &do_}) moved |= buf->reserve(size);
     moved |= encoding_->reserve(dims_);
     return moved;
   }
 
-  void forward(const float* x, float* y, int64_t batch, int64_t length) override {
+  void forward(MatrixInput x, float* y, int64_t batch, int64_t length) override {
+    if (!x.f32) throw std::logic_error("GPU attention layer: the fp32 input is required");
     dims_.batch = batch;
     dims_.length = length;
     x_ = x;
     const int64_t n = batch * length, c = dims_.width, h = dims_.heads, d = dims_.head_dim, hd = h * d;
     cudaStream_t s = ctx_.stream();
-    linear_forward(ctx_, {x}, params_.weight(wq_), qkv_.data(), n, c, 3 * hd);
-    split_heads(qkv_.data(), 3 * hd, q_.data(), batch, length, h, d, s);
-    split_heads(qkv_.data() + hd, 3 * hd, k_.data(), batch, length, h, d, s);
-    split_heads(qkv_.data() + 2 * hd, 3 * hd, v_.data(), batch, length, h, d, s);
+    linear_forward(ctx_, x, params_.weight(wq_), qkv_.data(), n, c, 3 * hd);
+    split_heads(qkv_.data(), 3 * hd, heads_.data(), batch, length, h, d, s, 3);
     encoding_->forward(params_, inputs(), o_.data());
     merge_heads(o_.data(), flat_.data(), hd, batch, length, h, d, s);
     linear_forward(ctx_, as_input<S>(flat_.data()), params_.weight(wo_), y, n, hd, c, true);
@@ -71,28 +71,33 @@ class AttentionLayer : public AttentionBlock {
     linear_backward(ctx_, as_input<S>(flat_.data()), params_.weight(wo_), {dy}, d_flat_.data(), n, hd, c);
     split_heads(d_flat_.data(), hd, do_.data(), batch, length, h, d, s);
     PATHBENCH_CUDA_CHECK(cudaMemsetAsync(dx, 0, size_t(n * c) * sizeof(float), s));
-    encoding_->backward(params_, inputs(), o_.data(), do_.data(), dq_.data(), dk_.data(), dv_.data(), dx);
-    merge_heads(dq_.data(), d_qkv_.data(), 3 * hd, batch, length, h, d, s);
-    merge_heads(dk_.data(), d_qkv_.data() + hd, 3 * hd, batch, length, h, d, s);
-    merge_heads(dv_.data(), d_qkv_.data() + 2 * hd, 3 * hd, batch, length, h, d, s);
-    linear_backward(ctx_, {x_}, params_.weight(wq_), as_input<S>(d_qkv_.data()), dx, n, c, 3 * hd, true);
+    S* dq = d_heads_.data();
+    encoding_->backward(params_, inputs(), o_.data(), do_.data(), dq, dq + heads_size(), dq + 2 * heads_size(), dx);
+    merge_heads(dq, d_qkv_.data(), 3 * hd, batch, length, h, d, s, 3);
+    linear_backward(ctx_, x_, params_.weight(wq_), as_input<S>(d_qkv_.data()), dx, n, c, 3 * hd, true);
   }
 
  private:
-  AttentionInputs<S> inputs() const { return {dims_, x_, q_.data(), k_.data(), v_.data()}; }
+  // Elements of one [B, H, T, D] tensor at the current shape.
+  int64_t heads_size() const { return dims_.batch * dims_.length * dims_.heads * dims_.head_dim; }
+  AttentionInputs<S> inputs() const {
+    const S* q = heads_.data();
+    return {dims_, x_.f32, q, q + heads_size(), q + 2 * heads_size(), x_.b16};
+  }
 
   Context& ctx_;
   CudaParameters& params_;
   AttentionDims dims_;
   CudaParameters::Id wq_, wo_;  // wq heads the [3·H·D, C] block wq | wk | wv; wo: [C, H·D]
   std::unique_ptr<PositionEncoding<S>> encoding_;
-  const float* x_ = nullptr;                                           // [B, T, C]
+  MatrixInput x_;                                                      // [B, T, C]
   DeviceBuffer<float> qkv_{"attention projections"};                   // [B, T, 3·H·D]
-  DeviceBuffer<S> q_{"queries"}, k_{"keys"}, v_{"values"}, o_{"attention output"};  // [B, H, T, D]
+  DeviceBuffer<S> heads_{"queries, keys, values"};                     // [3, B, H, T, D]: q | k | v
+  DeviceBuffer<S> o_{"attention output"};                              // [B, H, T, D]
   DeviceBuffer<S> flat_{"attention output rows"};                      // [B, T, H·D]
   DeviceBuffer<float> d_flat_{"attention output gradient"};            // [B, T, H·D]
-  DeviceBuffer<S> do_{"attention gradients"}, dq_{"attention gradients"}, dk_{"attention gradients"},
-      dv_{"attention gradients"};                                      // [B, H, T, D]
+  DeviceBuffer<S> do_{"attention gradients"};                          // [B, H, T, D]
+  DeviceBuffer<S> d_heads_{"attention gradients"};                     // [3, B, H, T, D]: dq | dk | dv
   DeviceBuffer<S> d_qkv_{"projection gradients"};                      // [B, T, 3·H·D]
 };
 

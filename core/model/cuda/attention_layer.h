@@ -7,8 +7,9 @@
 #include <string>
 
 #include "core/cuda/context.h"
-#include "core/params/cuda/parameters.h"
 #include "core/model/model_config.h"
+#include "core/ops/cuda/linear.h"
+#include "core/params/cuda/parameters.h"
 
 namespace pathbench::cuda {
 
@@ -17,8 +18,9 @@ class AttentionBlock {
   virtual ~AttentionBlock() = default;
   // Sizes the buffers (the encoding's too) for [batch, length]; true when any was reallocated.
   virtual bool reserve(int64_t batch, int64_t length) = 0;
-  // x: [B, T, C] (kept by the caller until backward); y: [B, T, C] += attention(x).
-  virtual void forward(const float* x, float* y, int64_t batch, int64_t length) = 0;
+  // x: [B, T, C] in fp32 (the encodings' own projections read it), with its bf16 copy where the
+  // caller has one (both kept by the caller until backward); y: [B, T, C] += attention(x).
+  virtual void forward(MatrixInput x, float* y, int64_t batch, int64_t length) = 0;
   // dy: [B, T, C]; dx: [B, T, C] (overwritten).
   virtual void backward(const float* dy, float* dx) = 0;
 };

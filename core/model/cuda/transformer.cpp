@@ -57,8 +57,14 @@ void Transformer::prepare(const TokenBatch& batch) {
   moved |= batch_ints_.reserve(ints);
   moved |= batch_weights_.reserve(size_t(n));
   for (auto& r : residual_) moved |= r.reserve(size_t(n * c));
+  // The bf16 copies of the normed activations exist in bf16 mode only (null otherwise, so the norms
+  // skip them and the products take the fp32 values).
+  const bool bf16_mode = ctx_.precision() == Precision::bf16;
+  if (bf16_mode) moved |= xn_out16_.reserve(size_t(n * c));
   for (Block& b : blocks_) {
     for (auto* buf : {&b.xn1, &b.x_mid, &b.xn2}) moved |= buf->reserve(size_t(n * c));
+    if (bf16_mode)
+      for (auto* buf : {&b.xn1_16, &b.xn2_16}) moved |= buf->reserve(size_t(n * c));
     for (auto* buf : {&b.rstd1, &b.rstd2}) moved |= buf->reserve(size_t(n));
     moved |= b.attn->reserve(batch_, length_);
     moved |= b.mlp->reserve(n);
@@ -95,19 +101,21 @@ void Transformer::enqueue_forward() {
   const float eps = float(cfg.norm_eps);
   cudaStream_t s = ctx_.stream();
   CudaParameters& p = device_params_;
-  const size_t bytes = size_t(n * c) * sizeof(float);
   embedding_forward(batch_ints_.data(), p.value(embedding_), residual_[0].data(), n, c, s);
   for (size_t l = 0; l < blocks_.size(); ++l) {
     Block& b = blocks_[l];
-    rmsnorm_forward(residual_[l].data(), p.value(b.norm1), b.xn1.data(), b.rstd1.data(), n, c, eps, s);
-    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(b.x_mid.data(), residual_[l].data(), bytes, cudaMemcpyDeviceToDevice, s));
-    b.attn->forward(b.xn1.data(), b.x_mid.data(), batch_, length_);
-    rmsnorm_forward(b.x_mid.data(), p.value(b.norm2), b.xn2.data(), b.rstd2.data(), n, c, eps, s);
-    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(residual_[l + 1].data(), b.x_mid.data(), bytes, cudaMemcpyDeviceToDevice, s));
-    b.mlp->forward(b.xn2.data(), residual_[l + 1].data(), n);
+    // Each norm also starts the next residual (x_mid = x_in, then x_out = x_mid) and writes the bf16
+    // operand of the products that follow; the block adds its output to that residual.
+    rmsnorm_forward(residual_[l].data(), p.value(b.norm1), b.xn1.data(), b.rstd1.data(), n, c, eps, s,
+                    b.x_mid.data(), b.xn1_16.data());
+    b.attn->forward({b.xn1.data(), b.xn1_16.data()}, b.x_mid.data(), batch_, length_);
+    rmsnorm_forward(b.x_mid.data(), p.value(b.norm2), b.xn2.data(), b.rstd2.data(), n, c, eps, s,
+                    residual_[l + 1].data(), b.xn2_16.data());
+    b.mlp->forward({b.xn2.data(), b.xn2_16.data()}, residual_[l + 1].data(), n);
   }
-  rmsnorm_forward(residual_.back().data(), p.value(final_norm_), xn_out_.data(), rstd_out_.data(), n, c, eps, s);
-  linear_forward(ctx_, {xn_out_.data()}, p.weight(head_), logits_.data(), n, c, v);
+  rmsnorm_forward(residual_.back().data(), p.value(final_norm_), xn_out_.data(), rstd_out_.data(), n, c, eps, s,
+                  nullptr, xn_out16_.data());
+  linear_forward(ctx_, {xn_out_.data(), xn_out16_.data()}, p.weight(head_), logits_.data(), n, c, v);
 }
 
 void Transformer::enqueue_loss() {
@@ -123,7 +131,8 @@ void Transformer::enqueue_backward() {
   CudaParameters& p = device_params_;
   cross_entropy_backward(probs_.data(), batch_ints_.data() + n, batch_weights_.data(), totals_.data(), 1.0f,
                          d_logits_.data(), n, v, s);
-  linear_backward(ctx_, {xn_out_.data()}, p.weight(head_), {d_logits_.data()}, d_tmp_.data(), n, c, v);
+  linear_backward(ctx_, {xn_out_.data(), xn_out16_.data()}, p.weight(head_), {d_logits_.data()}, d_tmp_.data(), n,
+                  c, v);
   PATHBENCH_CUDA_CHECK(cudaMemsetAsync(d_x_.data(), 0, size_t(n * c) * sizeof(float), s));
   rmsnorm_backward(residual_.back().data(), p.value(final_norm_), rstd_out_.data(), d_tmp_.data(), d_x_.data(),
                    p.grad(final_norm_), scratch_.data(), n, c, s);

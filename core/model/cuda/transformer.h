@@ -67,6 +67,7 @@ class Transformer {
     std::unique_ptr<AttentionBlock> attn;
     std::unique_ptr<MlpLayer> mlp;
     DeviceBuffer<float> xn1{"normed residual"}, x_mid{"residual"}, xn2{"normed residual"};  // [N, C]
+    DeviceBuffer<bf16> xn1_16{"normed residual"}, xn2_16{"normed residual"};  // [N, C], bf16 mode only
     DeviceBuffer<float> rstd1{"norm statistics"}, rstd2{"norm statistics"};                // [N]
   };
 
@@ -87,6 +88,7 @@ class Transformer {
   DeviceBuffer<float> batch_weights_{"the batch"};           // [N]
   std::vector<DeviceBuffer<float>> residual_;                // L + 1 × [N, C]: input of block l, final output
   DeviceBuffer<float> xn_out_{"normed output"}, rstd_out_{"norm statistics"};  // [N, C], [N]
+  DeviceBuffer<bf16> xn_out16_{"normed output"};             // [N, C], bf16 mode only
   DeviceBuffer<float> logits_{"logits"}, probs_{"probabilities"}, d_logits_{"logit gradients"};  // [N, V]
   DeviceBuffer<double> row_loss_{"row losses"};              // [N]
   DeviceBuffer<CrossEntropyTotals> totals_{"loss totals"};   // [1]

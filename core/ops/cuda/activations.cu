@@ -11,9 +11,15 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
-__global__ void swiglu_forward_kernel(const float* a, const float* b, float* h, int64_t n) {
+// Writes the forward value v at i into h and/or (as bf16) h16, whichever is not null.
+__device__ __forceinline__ void store_activation(float* h, bf16* h16, int64_t i, float v) {
+  if (h) h[i] = v;
+  if (h16) h16[i] = __float2bfloat16_rn(v);
+}
+
+__global__ void swiglu_forward_kernel(const float* a, const float* b, float* h, bf16* h16, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) h[i] = a[i] * sigmoid(a[i]) * b[i];
+  if (i < n) store_activation(h, h16, i, a[i] * sigmoid(a[i]) * b[i]);
 }
 
 __global__ void swiglu_backward_kernel(const float* a, const float* b, const float* dh, float* da, float* db, int64_t n) {
@@ -24,9 +30,9 @@ __global__ void swiglu_backward_kernel(const float* a, const float* b, const flo
   db[i] = dh[i] * a[i] * s;
 }
 
-__global__ void gelu_forward_kernel(const float* x, float* h, int64_t n) {
+__global__ void gelu_forward_kernel(const float* x, float* h, bf16* h16, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) h[i] = 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2));
+  if (i < n) store_activation(h, h16, i, 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2)));
 }
 
 __global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx, int64_t n) {
@@ -39,8 +45,8 @@ __global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx,
 
 }  // namespace
 
-void swiglu_forward(const float* a, const float* b, float* h, int64_t n, cudaStream_t stream) {
-  swiglu_forward_kernel<<<blocks_for(n), 256, 0, stream>>>(a, b, h, n);
+void swiglu_forward(const float* a, const float* b, float* h, int64_t n, cudaStream_t stream, bf16* h16) {
+  swiglu_forward_kernel<<<blocks_for(n), 256, 0, stream>>>(a, b, h, h16, n);
   PATHBENCH_CUDA_CHECK_LAUNCH("swiglu_forward_kernel");
 }
 
@@ -50,8 +56,8 @@ void swiglu_backward(const float* a, const float* b, const float* dh, float* da,
   PATHBENCH_CUDA_CHECK_LAUNCH("swiglu_backward_kernel");
 }
 
-void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream) {
-  gelu_forward_kernel<<<blocks_for(n), 256, 0, stream>>>(x, h, n);
+void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream, bf16* h16) {
+  gelu_forward_kernel<<<blocks_for(n), 256, 0, stream>>>(x, h, h16, n);
   PATHBENCH_CUDA_CHECK_LAUNCH("gelu_forward_kernel");
 }
 

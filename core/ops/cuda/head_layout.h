@@ -10,13 +10,15 @@ namespace pathbench::cuda {
 
 // src: rows of src_stride elements, row (b, t) at src + (b·T + t)·src_stride, head h at column h·D;
 // dst: [B, H, T, D]. (src_stride = H·D for a plain projection, 3·H·D inside a fused q/k/v one.)
+// With parts P > 1, one launch does P of these: part p reads the H·D columns after p·H·D of each
+// row and writes the [B, H, T, D] tensor at dst + p·B·H·T·D (q, k and v of a fused projection).
 template <typename Out>
 void split_heads(const float* src, int64_t src_stride, Out* dst, int64_t b, int64_t t, int64_t h, int64_t d,
-                 cudaStream_t stream);
+                 cudaStream_t stream, int parts = 1);
 
-// src: [B, H, T, D]; dst: rows of dst_stride elements as above.
+// src: [B, H, T, D] (P of them back to back); dst: rows of dst_stride elements as above.
 template <typename In, typename Out>
 void merge_heads(const In* src, Out* dst, int64_t dst_stride, int64_t b, int64_t t, int64_t h, int64_t d,
-                 cudaStream_t stream);
+                 cudaStream_t stream, int parts = 1);
 
 }  // namespace pathbench::cuda

@@ -40,18 +40,22 @@ void embedding_backward(const int32_t* plan, const float* dout, float* dtable, f
                         int64_t vocab, int64_t c, cudaStream_t stream);
 
 // ---- rmsnorm.cu ------------------------------------------------------------------------------------
-// x, y: [N, C]; g: [C]; rstd: [N]
+// x, y: [N, C]; g: [C]; rstd: [N]. In the same pass, where not null: x_copy[N, C] = x (the start of
+// the next residual stream) and y16[N, C] = y rounded to bf16 as to_bf16 does (the next product's
+// operand in bf16 mode).
 void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c, float eps,
-                     cudaStream_t stream);
+                     cudaStream_t stream, float* x_copy = nullptr, bf16* y16 = nullptr);
 // dx[N, C] += gradient; dg[C] += gradient; scratch: kColumnScratchPerColumn · C floats.
 void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
                       float* scratch, int64_t n, int64_t c, cudaStream_t stream);
 
 // ---- activations.cu --------------------------------------------------------------------------------
-void swiglu_forward(const float* a, const float* b, float* h, int64_t n, cudaStream_t stream);
+// Forward activations write h[n] and/or, where h16 is not null, h16[n] = h rounded to bf16 as to_bf16
+// does (h may be null when only the bf16 copy is needed).
+void swiglu_forward(const float* a, const float* b, float* h, int64_t n, cudaStream_t stream, bf16* h16 = nullptr);
 void swiglu_backward(const float* a, const float* b, const float* dh, float* da, float* db, int64_t n,
                      cudaStream_t stream);
-void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream);
+void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream, bf16* h16 = nullptr);
 void gelu_backward(const float* x, const float* dh, float* dx, int64_t n, cudaStream_t stream);
 
 // ---- cross_entropy.cu ------------------------------------------------------------------------------

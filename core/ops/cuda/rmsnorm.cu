@@ -10,8 +10,9 @@ namespace {
 
 constexpr int kRowsPerBlock = 8;  // warps per block
 
+// Also x_copy = x and y16 = bf16(y) where those are not null (see ops.h).
 __global__ void rmsnorm_forward_kernel(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c,
-                                       float eps) {
+                                       float eps, float* x_copy, bf16* y16) {
   const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (row >= n) return;
@@ -21,7 +22,12 @@ __global__ void rmsnorm_forward_kernel(const float* x, const float* g, float* y,
   ss = warp_sum(ss);
   const float s = 1.0f / sqrtf(ss / float(c) + eps);
   if (lane == 0) rstd[row] = s;
-  for (int64_t j = lane; j < c; j += 32) y[row * c + j] = xr[j] * s * g[j];
+  for (int64_t j = lane; j < c; j += 32) {
+    const float v = xr[j] * s * g[j];
+    y[row * c + j] = v;
+    if (y16) y16[row * c + j] = __float2bfloat16_rn(v);
+    if (x_copy) x_copy[row * c + j] = xr[j];
+  }
 }
 
 // dx_j += s·g_j·dy_j − s³/C · x_j · Σ_k dy_k g_k x_k
@@ -49,8 +55,9 @@ struct GainGradient {
 }  // namespace
 
 void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c, float eps,
-                     cudaStream_t stream) {
-  rmsnorm_forward_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(x, g, y, rstd, n, c, eps);
+                     cudaStream_t stream, float* x_copy, bf16* y16) {
+  rmsnorm_forward_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(x, g, y, rstd, n, c, eps,
+                                                                                          x_copy, y16);
   PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_forward_kernel");
 }
 

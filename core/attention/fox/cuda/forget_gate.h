@@ -3,6 +3,7 @@
 // and the backward to its parameters and x. Shared by the GPU `fox` and `path_fox` encodings.
 #pragma once
 #include "core/attention/cuda/gpu_encoding.h"
+#include "core/ops/cuda/linear.h"
 
 namespace pathbench::cuda {
 
@@ -17,11 +18,11 @@ class ForgetGate {
   bool reserve(const AttentionDims& dims);
 
   // x: [B, T, C] → the cumulative log gates [B, H, T] (valid until the next forward).
-  const float* forward(CudaParameters& params, const float* x, const AttentionDims& dims);
+  const float* forward(CudaParameters& params, MatrixInput x, const AttentionDims& dims);
   // Where the attention backward writes d(loss)/dc [B, H, T] for backward() to consume.
   float* d_cum() { return d_cum_.data(); }
   // Adds the gate parameters' gradients and dx [B, T, C] from d_cum().
-  void backward(CudaParameters& params, const float* x, const AttentionDims& dims, float* dx);
+  void backward(CudaParameters& params, MatrixInput x, const AttentionDims& dims, float* dx);
 
  private:
   Context& ctx_;

@@ -23,16 +23,16 @@ bool ForgetGate::reserve(const AttentionDims& d) {
          scratch_.reserve(size_t(kColumnScratchPerColumn * d.heads));
 }
 
-const float* ForgetGate::forward(CudaParameters& params, const float* x, const AttentionDims& d) {
-  linear_forward(ctx_, {x}, params.weight(weight_), pre_.data(), d.batch * d.length, d.width, d.heads);
+const float* ForgetGate::forward(CudaParameters& params, MatrixInput x, const AttentionDims& d) {
+  linear_forward(ctx_, x, params.weight(weight_), pre_.data(), d.batch * d.length, d.width, d.heads);
   forget_gate_forward(pre_.data(), params.value(bias_), cum_.data(), d.batch, d.length, d.heads, ctx_.stream());
   return cum_.data();
 }
 
-void ForgetGate::backward(CudaParameters& params, const float* x, const AttentionDims& d, float* dx) {
+void ForgetGate::backward(CudaParameters& params, MatrixInput x, const AttentionDims& d, float* dx) {
   forget_gate_backward(pre_.data(), d_cum_.data(), d_pre_.data(), params.grad(bias_), scratch_.data(), d.batch,
                        d.length, d.heads, ctx_.stream());
-  linear_backward(ctx_, {x}, params.weight(weight_), {d_pre_.data()}, dx, d.batch * d.length, d.width, d.heads, true);
+  linear_backward(ctx_, x, params.weight(weight_), {d_pre_.data()}, dx, d.batch * d.length, d.width, d.heads, true);
 }
 
 namespace {
@@ -45,14 +45,14 @@ class FoxEncoding : public PositionEncoding<S> {
   bool reserve(const AttentionDims& dims) override { return attention_.reserve(dims) | gate_.reserve(dims); }
 
   void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) override {
-    cum_ = gate_.forward(params, in.x, in.dims);
+    cum_ = gate_.forward(params, {in.x, in.x16}, in.dims);
     attention_.forward(ctx_, in.q, in.k, in.v, cum_, gate_.gate_scale(), o);
   }
 
   void backward(CudaParameters& params, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
                 float* dx) override {
     attention_.backward(ctx_, in.q, in.k, in.v, cum_, gate_.gate_scale(), o, d_o, dq, dk, dv, gate_.d_cum());
-    gate_.backward(params, in.x, in.dims, dx);
+    gate_.backward(params, {in.x, in.x16}, in.dims, dx);
   }
 
  private:

@@ -37,30 +37,30 @@ class PathProjection {
   }
 
   template <typename S>
-  void forward(CudaParameters& params, const float* x, const AttentionDims& d, S* w, float* beta) {
+  void forward(CudaParameters& params, MatrixInput x, const AttentionDims& d, S* w, float* beta) {
     const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
     cudaStream_t s = ctx_.stream();
-    linear_forward(ctx_, {x}, params.weight(down_), low_.data(), n, d.width, rank_);
+    linear_forward(ctx_, x, params.weight(down_), low_.data(), n, d.width, rank_);
     linear_forward(ctx_, {low_.data()}, params.weight(up_), y_.data(), n, rank_, hd);
     path_w_forward(y_.data(), params.value(conv_), z_.data(), norm_.data(), w, d.batch, d.length, d.heads, d.head_dim, s);
-    linear_forward(ctx_, {x}, params.weight(beta_weight_), beta_pre_.data(), n, d.width, d.heads);
+    linear_forward(ctx_, x, params.weight(beta_weight_), beta_pre_.data(), n, d.width, d.heads);
     path_beta_forward(beta_pre_.data(), params.value(beta_bias_), beta, d.batch, d.length, d.heads, beta_clip_eps_, s);
   }
 
   // dw [B, H, T, D], dbeta [B, H, T]: adds the parameter gradients and dx [B, T, C].
   template <typename S>
-  void backward(CudaParameters& params, const float* x, const AttentionDims& d, const S* dw, const float* dbeta,
+  void backward(CudaParameters& params, MatrixInput x, const AttentionDims& d, const S* dw, const float* dbeta,
                 float* dx) {
     const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
     cudaStream_t s = ctx_.stream();
     path_beta_backward(beta_pre_.data(), dbeta, dpre_.data(), params.grad(beta_bias_), scratch_.data(), d.batch,
                        d.length, d.heads, beta_clip_eps_, s);
-    linear_backward(ctx_, {x}, params.weight(beta_weight_), {dpre_.data()}, dx, n, d.width, d.heads, true);
+    linear_backward(ctx_, x, params.weight(beta_weight_), {dpre_.data()}, dx, n, d.width, d.heads, true);
     path_w_backward(z_.data(), norm_.data(), dw, dz_.data(), d.batch, d.length, d.heads, d.head_dim, s);
     path_conv_backward(y_.data(), params.value(conv_), dz_.data(), dy_.data(), params.grad(conv_), scratch_.data(),
                        d.batch, d.length, hd, s);
     linear_backward(ctx_, {low_.data()}, params.weight(up_), {dy_.data()}, dlow_.data(), n, rank_, hd);
-    linear_backward(ctx_, {x}, params.weight(down_), {dlow_.data()}, dx, n, d.width, rank_, true);
+    linear_backward(ctx_, x, params.weight(down_), {dlow_.data()}, dx, n, d.width, rank_, true);
   }
 
  private:
@@ -95,8 +95,8 @@ class PathEncoding : public PositionEncoding<S> {
   }
 
   void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) override {
-    projection_.forward(params, in.x, in.dims, w_.data(), beta_.data());
-    cum_ = gate_ ? gate_->forward(params, in.x, in.dims) : nullptr;
+    projection_.forward(params, {in.x, in.x16}, in.dims, w_.data(), beta_.data());
+    cum_ = gate_ ? gate_->forward(params, {in.x, in.x16}, in.dims) : nullptr;
     path_attention_forward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), ctx_.stream());
   }
 
@@ -105,8 +105,8 @@ class PathEncoding : public PositionEncoding<S> {
     path_attention_backward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), d_o, dq, dk, dv,
                             dw_.data(), dbeta_.data(), gate_ ? gate_->d_cum() : nullptr, workspace(backward_ws_),
                             ctx_.stream());
-    projection_.backward(params, in.x, in.dims, dw_.data(), dbeta_.data(), dx);
-    if (gate_) gate_->backward(params, in.x, in.dims, dx);
+    projection_.backward(params, {in.x, in.x16}, in.dims, dw_.data(), dbeta_.data(), dx);
+    if (gate_) gate_->backward(params, {in.x, in.x16}, in.dims, dx);
   }
 
  private:
