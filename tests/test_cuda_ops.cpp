@@ -96,7 +96,7 @@ TEST_CASE("GPU embedding forward and backward match the CPU", "[cuda]") {
 TEST_CASE("GPU activations match the CPU", "[cuda]") {
   cuda::Context ctx(Precision::fp32);
   cudaStream_t s = ctx.stream();
-  const int64_t n = 10007;
+  const int64_t n = 37 * 269;
   const auto a = randn(n, 31, 2.0), b = randn(n, 32), dh = randn(n, 33);
   const auto ad = to_double(a), bd = to_double(b), dhd = to_double(dh);
   auto a_d = to_device(a, s), b_d = to_device(b, s), dh_d = to_device(dh, s);
@@ -104,15 +104,34 @@ TEST_CASE("GPU activations match the CPU", "[cuda]") {
     std::vector<double> h_ref(n), da_ref(n), db_ref(n);
     swiglu_forward(ad.data(), bd.data(), h_ref.data(), n);
     swiglu_backward(ad.data(), bd.data(), dhd.data(), da_ref.data(), db_ref.data(), n);
-    auto h = poisoned(n, s), da = poisoned(n, s), db = poisoned(n, s);
-    cuda::swiglu_forward(a_d.data(), b_d.data(), h.data(), n, s);
-    cuda::swiglu_backward(a_d.data(), b_d.data(), dh_d.data(), da.data(), db.data(), n, s);
+    // As the MLP lays them out: rows × cols values, a and b the two halves of each row of one
+    // [rows, 2·cols] matrix (cols = 269 spans two blocks of threads), gradients in the same layout.
+    const int64_t rows = 37, cols = n / rows;
+    REQUIRE(rows * cols == n);
+    std::vector<float> ab(2 * n);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) {
+        ab[r * 2 * cols + j] = a[r * cols + j];
+        ab[r * 2 * cols + cols + j] = b[r * cols + j];
+      }
+    auto ab_d = to_device(ab, s);
+    auto h = poisoned(n, s), dab = poisoned(2 * n, s);
+    cuda::swiglu_forward(ab_d.data(), ab_d.data() + cols, 2 * cols, h.data(), rows, cols, s);
+    cuda::swiglu_backward(ab_d.data(), ab_d.data() + cols, 2 * cols, dh_d.data(), dab.data(), dab.data() + cols, rows,
+                          cols, s);
+    const auto dab_h = to_host(dab, 2 * n, s);
+    std::vector<float> da(n), db(n);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < cols; ++j) {
+        da[r * cols + j] = dab_h[r * 2 * cols + j];
+        db[r * cols + j] = dab_h[r * 2 * cols + cols + j];
+      }
     CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
-    CHECK(relative_error(to_host(da, n, s), da_ref) <= kFp32Tolerance);
-    CHECK(relative_error(to_host(db, n, s), db_ref) <= kFp32Tolerance);
+    CHECK(relative_error(da, da_ref) <= kFp32Tolerance);
+    CHECK(relative_error(db, db_ref) <= kFp32Tolerance);
     // bf16 output only (h null), rounded as the host rounds the fp32 output
     auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
-    cuda::swiglu_forward(a_d.data(), b_d.data(), nullptr, n, s, h16.data());
+    cuda::swiglu_forward(ab_d.data(), ab_d.data() + cols, 2 * cols, nullptr, rows, cols, s, h16.data());
     CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
   }
   {

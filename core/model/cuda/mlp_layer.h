@@ -1,6 +1,8 @@
 // GPU twin of mlp_layer.h: SwiGLU or GELU MLP with products through cuda::linear_*. Parameters are
-// found by name in the host layout (declared by the CPU MlpLayer). In bf16 mode the activation
-// kernel writes the hidden activations straight in bf16, the operand of both products that use them.
+// found by name in the host layout (declared by the CPU MlpLayer). SwiGLU's gate and up weights are
+// adjacent in the parameter buffer, so they form one [2·F, C] matrix and one product gives both
+// pre-activations. In bf16 mode the activation kernel writes the hidden activations straight in
+// bf16, the operand of both products that use them.
 #pragma once
 #include <string>
 
@@ -27,13 +29,13 @@ class MlpLayer {
   Context& ctx_;
   CudaParameters& params_;
   bool swiglu_;
-  int64_t width_, hidden_, n_ = 0;
-  CudaParameters::Id w_in_, w_up_ = 0, w_out_;  // w_in is the gate for swiglu; [F, C], [F, C], [C, F]
+  int64_t width_, hidden_, inputs_, n_ = 0;  // inputs_: columns of the first product, 2·F for SwiGLU, else F
+  CudaParameters::Id w_in_, w_out_;  // w_in: [F, C] (GELU) or the [2·F, C] block w_gate | w_up; w_out: [C, F]
   MatrixInput x_;                               // [N, C]
-  DeviceBuffer<float> a_{"MLP pre-activations"}, b_{"MLP pre-activations"};  // [N, F]
+  DeviceBuffer<float> pre_{"MLP pre-activations"}, d_pre_{"MLP gradients"};  // [N, inputs_]: gate | up per row
   DeviceBuffer<float> h_{"MLP activations"};    // [N, F], fp32 and tf32 modes
   DeviceBuffer<bf16> h16_{"MLP activations"};   // [N, F], bf16 mode
-  DeviceBuffer<float> da_{"MLP gradients"}, db_{"MLP gradients"}, dh_{"MLP gradients"};              // [N, F]
+  DeviceBuffer<float> dh_{"MLP gradients"};     // [N, F]
 };
 
 }  // namespace pathbench::cuda

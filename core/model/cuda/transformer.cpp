@@ -76,7 +76,8 @@ void Transformer::prepare(const TokenBatch& batch) {
   moved |= argmax_.reserve(size_t(n));
   moved |= scratch_.reserve(size_t(std::max(kColumnScratchPerColumn, plan_layout_.max_segments) * c));
   const int64_t hd = cfg.n_heads * cfg.head_dim();
-  moved |= ctx_.reserve_staging(size_t(n * std::max({c, 3 * hd, cfg.hidden(), v})));
+  // the widest product operand: q/k/v, SwiGLU's fused gate and up pre-activations, or the logits
+  moved |= ctx_.reserve_staging(size_t(n * std::max({c, 3 * hd, 2 * cfg.hidden(), v})));
 
   int32_t* staged = staged_ints_.data();
   std::memcpy(staged, batch.tokens.data(), sizeof(int32_t) * n);

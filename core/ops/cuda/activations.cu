@@ -17,17 +17,30 @@ __device__ __forceinline__ void store_activation(float* h, bf16* h16, int64_t i,
   if (h16) h16[i] = __float2bfloat16_rn(v);
 }
 
-__global__ void swiglu_forward_kernel(const float* a, const float* b, float* h, bf16* h16, int64_t n) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) store_activation(h, h16, i, a[i] * sigmoid(a[i]) * b[i]);
+// SwiGLU kernels: blockIdx.x is the row, blockIdx.y · blockDim.x + threadIdx.x the column; inputs
+// (and their gradients) at row · in_stride + column, outputs at row · cols + column.
+constexpr int kSwigluThreads = 256;
+
+__global__ void swiglu_forward_kernel(const float* a, const float* b, int64_t in_stride, float* h, bf16* h16,
+                                      int64_t cols) {
+  const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  const int64_t in = int64_t(blockIdx.x) * in_stride + j;
+  store_activation(h, h16, int64_t(blockIdx.x) * cols + j, a[in] * sigmoid(a[in]) * b[in]);
 }
 
-__global__ void swiglu_backward_kernel(const float* a, const float* b, const float* dh, float* da, float* db, int64_t n) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float s = sigmoid(a[i]);
-  da[i] = dh[i] * b[i] * s * (1.0f + a[i] * (1.0f - s));
-  db[i] = dh[i] * a[i] * s;
+__global__ void swiglu_backward_kernel(const float* a, const float* b, int64_t in_stride, const float* dh, float* da,
+                                       float* db, int64_t cols) {
+  const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
+  if (j >= cols) return;
+  const int64_t in = int64_t(blockIdx.x) * in_stride + j;
+  const float g = dh[int64_t(blockIdx.x) * cols + j], s = sigmoid(a[in]);
+  da[in] = g * b[in] * s * (1.0f + a[in] * (1.0f - s));
+  db[in] = g * a[in] * s;
+}
+
+dim3 swiglu_grid(int64_t rows, int64_t cols) {
+  return dim3(unsigned(rows), unsigned((cols + kSwigluThreads - 1) / kSwigluThreads));
 }
 
 __global__ void gelu_forward_kernel(const float* x, float* h, bf16* h16, int64_t n) {
@@ -45,14 +58,17 @@ __global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx,
 
 }  // namespace
 
-void swiglu_forward(const float* a, const float* b, float* h, int64_t n, cudaStream_t stream, bf16* h16) {
-  swiglu_forward_kernel<<<blocks_for(n), 256, 0, stream>>>(a, b, h, h16, n);
+void swiglu_forward(const float* a, const float* b, int64_t in_stride, float* h, int64_t rows, int64_t cols,
+                    cudaStream_t stream, bf16* h16) {
+  if (rows * cols == 0) return;
+  swiglu_forward_kernel<<<swiglu_grid(rows, cols), kSwigluThreads, 0, stream>>>(a, b, in_stride, h, h16, cols);
   PATHBENCH_CUDA_CHECK_LAUNCH("swiglu_forward_kernel");
 }
 
-void swiglu_backward(const float* a, const float* b, const float* dh, float* da, float* db, int64_t n,
-                     cudaStream_t stream) {
-  swiglu_backward_kernel<<<blocks_for(n), 256, 0, stream>>>(a, b, dh, da, db, n);
+void swiglu_backward(const float* a, const float* b, int64_t in_stride, const float* dh, float* da, float* db,
+                     int64_t rows, int64_t cols, cudaStream_t stream) {
+  if (rows * cols == 0) return;
+  swiglu_backward_kernel<<<swiglu_grid(rows, cols), kSwigluThreads, 0, stream>>>(a, b, in_stride, dh, da, db, cols);
   PATHBENCH_CUDA_CHECK_LAUNCH("swiglu_backward_kernel");
 }
 

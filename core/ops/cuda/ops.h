@@ -50,11 +50,16 @@ void rmsnorm_backward(const float* x, const float* g, const float* rstd, const f
                       float* scratch, int64_t n, int64_t c, cudaStream_t stream);
 
 // ---- activations.cu --------------------------------------------------------------------------------
-// Forward activations write h[n] and/or, where h16 is not null, h16[n] = h rounded to bf16 as to_bf16
-// does (h may be null when only the bf16 copy is needed).
-void swiglu_forward(const float* a, const float* b, float* h, int64_t n, cudaStream_t stream, bf16* h16 = nullptr);
-void swiglu_backward(const float* a, const float* b, const float* dh, float* da, float* db, int64_t n,
-                     cudaStream_t stream);
+// Forward activations write h and/or, where h16 is not null, h rounded to bf16 as to_bf16 does (h
+// may be null when only the bf16 copy is needed). SwiGLU works on [rows, cols] matrices whose inputs
+// a, b (and their gradients da, db) have rows in_stride elements apart, so that a and b can be the two
+// halves of each row of one fused product [rows, 2·cols] (a = p, b = p + cols, in_stride = 2·cols);
+// h, h16 and dh are dense [rows, cols].
+void swiglu_forward(const float* a, const float* b, int64_t in_stride, float* h, int64_t rows, int64_t cols,
+                    cudaStream_t stream, bf16* h16 = nullptr);
+void swiglu_backward(const float* a, const float* b, int64_t in_stride, const float* dh, float* da, float* db,
+                     int64_t rows, int64_t cols, cudaStream_t stream);
+// GELU on n contiguous values.
 void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream, bf16* h16 = nullptr);
 void gelu_backward(const float* x, const float* dh, float* dx, int64_t n, cudaStream_t stream);
 
