@@ -1,7 +1,7 @@
 // GPU ops against their CPU implementations (float64 references on the same float inputs, outputs
 // poisoned with NaN before each run): RMSNorm, embedding, activations, masked cross-entropy and
 // argmax, linear products at each precision, head split and merge, the fp32 → bf16 conversion, and
-// the extra outputs of the norm and activation kernels (residual copy, bf16 operand copies).
+// the extra outputs of the norm, activation and cross-entropy kernels (residual copy, bf16 copies).
 // Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
@@ -63,6 +63,15 @@ TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda]") {
     CHECK(to_host(rstd2, n, s) == to_host(rstd, n, s));
     CHECK(to_host(copy, n * c, s) == x);
     CHECK(to_host_float(y16, size_t(n * c), s) == bf16_rounded(y_plain));
+
+    // The backward with the bf16 copy of the updated dx: dx as in the plain call, the copy rounded.
+    auto dx2 = to_device(dx0, s), dg2 = to_device(dg0, s);
+    auto dx16 = poisoned_as<cuda::bf16>(size_t(n * c), s);
+    cuda::rmsnorm_backward(xd.data(), gd.data(), rstd.data(), dyd.data(), dx2.data(), dg2.data(), scratch.data(), n,
+                           c, s, dx16.data());
+    const std::vector<float> dx_plain = to_host(dxd, n * c, s);
+    CHECK(to_host(dx2, n * c, s) == dx_plain);
+    CHECK(to_host_float(dx16, size_t(n * c), s) == bf16_rounded(dx_plain));
   }
 }
 
@@ -186,6 +195,11 @@ TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
       CHECK(relative_error(to_host(probs, n * v, s), probs_ref) <= kFp32Tolerance);
       CHECK(relative_error(to_host(dlogits, n * v, s), dlogits_ref) <= kFp32Tolerance);
       CHECK(to_host(argmax, n, s) == argmax_ref);
+      // bf16 gradients only (fp32 output null): the fp32 ones rounded as the host rounds them
+      auto dlogits16 = poisoned_as<cuda::bf16>(size_t(n * v), s);
+      cuda::cross_entropy_backward(probs.data(), td.data(), wd.data(), totals.data(), 1.0f, nullptr, n, v, s,
+                                   dlogits16.data());
+      CHECK(to_host_float(dlogits16, size_t(n * v), s) == bf16_rounded(to_host(dlogits, n * v, s)));
     }
   }
 }

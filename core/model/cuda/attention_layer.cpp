@@ -64,11 +64,11 @@ class AttentionLayer : public AttentionBlock {
     linear_forward(ctx_, as_input<S>(flat_.data()), params_.weight(wo_), y, n, hd, c, true);
   }
 
-  void backward(const float* dy, float* dx) override {
+  void backward(MatrixInput dy, float* dx) override {
     const int64_t batch = dims_.batch, length = dims_.length, n = batch * length, c = dims_.width, h = dims_.heads,
                   d = dims_.head_dim, hd = h * d;
     cudaStream_t s = ctx_.stream();
-    linear_backward(ctx_, as_input<S>(flat_.data()), params_.weight(wo_), {dy}, d_flat_.data(), n, hd, c);
+    linear_backward(ctx_, as_input<S>(flat_.data()), params_.weight(wo_), dy, d_flat_.data(), n, hd, c);
     split_heads(d_flat_.data(), hd, do_.data(), batch, length, h, d, s);
     PATHBENCH_CUDA_CHECK(cudaMemsetAsync(dx, 0, size_t(n * c) * sizeof(float), s));
     S* dq = d_heads_.data();

@@ -21,8 +21,8 @@ class AttentionBlock {
   // x: [B, T, C] in fp32 (the encodings' own projections read it), with its bf16 copy where the
   // caller has one (both kept by the caller until backward); y: [B, T, C] += attention(x).
   virtual void forward(MatrixInput x, float* y, int64_t batch, int64_t length) = 0;
-  // dy: [B, T, C]; dx: [B, T, C] (overwritten).
-  virtual void backward(const float* dy, float* dx) = 0;
+  // dy: [B, T, C], with its bf16 copy where the caller has one; dx: [B, T, C] (overwritten).
+  virtual void backward(MatrixInput dy, float* dx) = 0;
 };
 
 std::unique_ptr<AttentionBlock> make_attention_layer(Context& ctx, CudaParameters& params, const std::string& prefix,

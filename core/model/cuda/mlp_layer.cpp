@@ -44,10 +44,10 @@ void MlpLayer::forward(MatrixInput x, float* y, int64_t n) {
   linear_forward(ctx_, {h_.data(), h16_.data()}, params_.weight(w_out_), y, n, f, width_, true);
 }
 
-void MlpLayer::backward(const float* dy, float* dx) {
+void MlpLayer::backward(MatrixInput dy, float* dx) {
   const int64_t n = n_, f = hidden_;
   cudaStream_t s = ctx_.stream();
-  linear_backward(ctx_, {h_.data(), h16_.data()}, params_.weight(w_out_), {dy}, dh_.data(), n, f, width_);
+  linear_backward(ctx_, {h_.data(), h16_.data()}, params_.weight(w_out_), dy, dh_.data(), n, f, width_);
   if (swiglu_)
     swiglu_backward(pre_.data(), pre_.data() + f, inputs_, dh_.data(), d_pre_.data(), d_pre_.data() + f, n, f, s);
   else

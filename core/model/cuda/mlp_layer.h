@@ -22,8 +22,8 @@ class MlpLayer {
   // x: [N, C], with its bf16 copy where the caller has one (both kept by the caller until
   // backward); y: [N, C] += mlp(x).
   void forward(MatrixInput x, float* y, int64_t n);
-  // dy: [N, C]; dx: [N, C] (overwritten).
-  void backward(const float* dy, float* dx);
+  // dy: [N, C], with its bf16 copy where the caller has one; dx: [N, C] (overwritten).
+  void backward(MatrixInput dy, float* dx);
 
  private:
   Context& ctx_;

@@ -60,7 +60,7 @@ void Transformer::prepare(const TokenBatch& batch) {
   // The bf16 copies of the normed activations exist in bf16 mode only (null otherwise, so the norms
   // skip them and the products take the fp32 values).
   const bool bf16_mode = ctx_.precision() == Precision::bf16;
-  if (bf16_mode) moved |= xn_out16_.reserve(size_t(n * c));
+  if (bf16_mode) moved |= xn_out16_.reserve(size_t(n * c)) | d_x16_.reserve(size_t(n * c));
   for (Block& b : blocks_) {
     for (auto* buf : {&b.xn1, &b.x_mid, &b.xn2}) moved |= buf->reserve(size_t(n * c));
     if (bf16_mode)
@@ -71,7 +71,8 @@ void Transformer::prepare(const TokenBatch& batch) {
   }
   for (auto* buf : {&xn_out_, &d_x_, &d_tmp_}) moved |= buf->reserve(size_t(n * c));
   moved |= rstd_out_.reserve(size_t(n));
-  for (auto* buf : {&logits_, &probs_, &d_logits_}) moved |= buf->reserve(size_t(n * v));
+  for (auto* buf : {&logits_, &probs_}) moved |= buf->reserve(size_t(n * v));
+  moved |= bf16_mode ? d_logits16_.reserve(size_t(n * v)) : d_logits_.reserve(size_t(n * v));
   moved |= row_loss_.reserve(size_t(n));
   moved |= argmax_.reserve(size_t(n));
   moved |= scratch_.reserve(size_t(std::max(kColumnScratchPerColumn, plan_layout_.max_segments) * c));
@@ -130,23 +131,26 @@ void Transformer::enqueue_backward() {
   const int64_t n = batch_ * length_, c = cfg.d_model, v = cfg.vocab_size;
   cudaStream_t s = ctx_.stream();
   CudaParameters& p = device_params_;
+  // In bf16 mode the logit gradients exist only in bf16 and each norm's backward also writes the
+  // updated residual gradient in bf16: the operands of the products that read them next.
   cross_entropy_backward(probs_.data(), batch_ints_.data() + n, batch_weights_.data(), totals_.data(), 1.0f,
-                         d_logits_.data(), n, v, s);
-  linear_backward(ctx_, {xn_out_.data(), xn_out16_.data()}, p.weight(head_), {d_logits_.data()}, d_tmp_.data(), n,
-                  c, v);
+                         d_logits_.data(), n, v, s, d_logits16_.data());
+  linear_backward(ctx_, {xn_out_.data(), xn_out16_.data()}, p.weight(head_), {d_logits_.data(), d_logits16_.data()},
+                  d_tmp_.data(), n, c, v);
   PATHBENCH_CUDA_CHECK(cudaMemsetAsync(d_x_.data(), 0, size_t(n * c) * sizeof(float), s));
   rmsnorm_backward(residual_.back().data(), p.value(final_norm_), rstd_out_.data(), d_tmp_.data(), d_x_.data(),
-                   p.grad(final_norm_), scratch_.data(), n, c, s);
+                   p.grad(final_norm_), scratch_.data(), n, c, s, d_x16_.data());
+  const MatrixInput d_x{d_x_.data(), d_x16_.data()};
   for (size_t l = blocks_.size(); l-- > 0;) {
     Block& b = blocks_[l];
     // x_out = x_mid + mlp(norm2(x_mid)): d_x flows to x_mid directly and through the MLP.
-    b.mlp->backward(d_x_.data(), d_tmp_.data());
+    b.mlp->backward(d_x, d_tmp_.data());
     rmsnorm_backward(b.x_mid.data(), p.value(b.norm2), b.rstd2.data(), d_tmp_.data(), d_x_.data(), p.grad(b.norm2),
-                     scratch_.data(), n, c, s);
+                     scratch_.data(), n, c, s, d_x16_.data());
     // x_mid = x_in + attn(norm1(x_in))
-    b.attn->backward(d_x_.data(), d_tmp_.data());
+    b.attn->backward(d_x, d_tmp_.data());
     rmsnorm_backward(residual_[l].data(), p.value(b.norm1), b.rstd1.data(), d_tmp_.data(), d_x_.data(),
-                     p.grad(b.norm1), scratch_.data(), n, c, s);
+                     p.grad(b.norm1), scratch_.data(), n, c, s, d_x16_.data());
   }
   embedding_backward(batch_ints_.data() + 2 * n, d_x_.data(), p.grad(embedding_), scratch_.data(), n, v, c, s);
 }

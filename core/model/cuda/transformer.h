@@ -89,10 +89,13 @@ class Transformer {
   std::vector<DeviceBuffer<float>> residual_;                // L + 1 × [N, C]: input of block l, final output
   DeviceBuffer<float> xn_out_{"normed output"}, rstd_out_{"norm statistics"};  // [N, C], [N]
   DeviceBuffer<bf16> xn_out16_{"normed output"};             // [N, C], bf16 mode only
-  DeviceBuffer<float> logits_{"logits"}, probs_{"probabilities"}, d_logits_{"logit gradients"};  // [N, V]
+  DeviceBuffer<float> logits_{"logits"}, probs_{"probabilities"};  // [N, V]
+  DeviceBuffer<float> d_logits_{"logit gradients"};           // [N, V], fp32 and tf32 modes
+  DeviceBuffer<bf16> d_logits16_{"logit gradients"};          // [N, V], bf16 mode
   DeviceBuffer<double> row_loss_{"row losses"};              // [N]
   DeviceBuffer<CrossEntropyTotals> totals_{"loss totals"};   // [1]
   DeviceBuffer<float> d_x_{"residual gradient"}, d_tmp_{"gradient scratch"};  // [N, C]
+  DeviceBuffer<bf16> d_x16_{"residual gradient"};             // [N, C], bf16 mode: d_x rounded
   DeviceBuffer<float> scratch_{"column-sum scratch"};        // column sums and embedding segment sums
   DeviceBuffer<int32_t> argmax_{"argmax"};                   // [N]
   PinnedBuffer<CrossEntropyTotals> totals_host_{"loss totals"};

@@ -45,15 +45,17 @@ __global__ void cross_entropy_totals_kernel(const double* row_loss, const float*
 }
 
 __global__ void cross_entropy_backward_kernel(const float* probs, const int32_t* targets, const float* weights,
-                                              const CrossEntropyTotals* totals, float dloss, float* dlogits, int64_t n,
-                                              int64_t v) {
+                                              const CrossEntropyTotals* totals, float dloss, float* dlogits,
+                                              bf16* dlogits16, int64_t n, int64_t v) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n * v) return;
   const int64_t row = i / v, j = i - row * v;
   const double wsum = totals->weight_sum;
   const float scale = wsum > 0 ? float(double(dloss) / wsum) : 0.0f;
   const float w = weights[row] * scale;
-  dlogits[i] = w * probs[i] - (j == targets[row] ? w : 0.0f);
+  const float g = w * probs[i] - (j == targets[row] ? w : 0.0f);
+  if (dlogits) dlogits[i] = g;
+  if (dlogits16) dlogits16[i] = __float2bfloat16_rn(g);
 }
 
 __global__ void argmax_rows_kernel(const float* logits, int32_t* out, int64_t n, int64_t v) {
@@ -86,9 +88,9 @@ void cross_entropy_forward(const float* logits, const int32_t* targets, const fl
 
 void cross_entropy_backward(const float* probs, const int32_t* targets, const float* weights,
                             const CrossEntropyTotals* totals, float dloss, float* dlogits, int64_t n, int64_t v,
-                            cudaStream_t stream) {
+                            cudaStream_t stream, bf16* dlogits16) {
   cross_entropy_backward_kernel<<<blocks_for(n * v), 256, 0, stream>>>(probs, targets, weights, totals, dloss,
-                                                                        dlogits, n, v);
+                                                                        dlogits, dlogits16, n, v);
   PATHBENCH_CUDA_CHECK_LAUNCH("cross_entropy_backward_kernel");
 }
 

@@ -45,9 +45,10 @@ void embedding_backward(const int32_t* plan, const float* dout, float* dtable, f
 // operand in bf16 mode).
 void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c, float eps,
                      cudaStream_t stream, float* x_copy = nullptr, bf16* y16 = nullptr);
-// dx[N, C] += gradient; dg[C] += gradient; scratch: kColumnScratchPerColumn · C floats.
+// dx[N, C] += gradient; dg[C] += gradient; scratch: kColumnScratchPerColumn · C floats. dx16 (where
+// not null) [N, C] = the updated dx rounded to bf16, the operand of the products that read it next.
 void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
-                      float* scratch, int64_t n, int64_t c, cudaStream_t stream);
+                      float* scratch, int64_t n, int64_t c, cudaStream_t stream, bf16* dx16 = nullptr);
 
 // ---- activations.cu --------------------------------------------------------------------------------
 // Forward activations write h and/or, where h16 is not null, h rounded to bf16 as to_bf16 does (h
@@ -74,10 +75,11 @@ inline float loss_value(const CrossEntropyTotals& t) { return t.weight_sum > 0 ?
 // logits: [N, V]; targets, weights: [N]. Writes probs [N, V] and totals; row_loss: [N] scratch.
 void cross_entropy_forward(const float* logits, const int32_t* targets, const float* weights, float* probs,
                            double* row_loss, CrossEntropyTotals* totals, int64_t n, int64_t v, cudaStream_t stream);
-// dlogits[N, V] = dloss · w_n (probs − onehot) / Σ w (overwritten), Σ w read from totals.
+// dlogits[N, V] = dloss · w_n (probs − onehot) / Σ w (overwritten), Σ w read from totals; written in
+// fp32 to dlogits and/or rounded to bf16 to dlogits16, whichever is not null.
 void cross_entropy_backward(const float* probs, const int32_t* targets, const float* weights,
                             const CrossEntropyTotals* totals, float dloss, float* dlogits, int64_t n, int64_t v,
-                            cudaStream_t stream);
+                            cudaStream_t stream, bf16* dlogits16 = nullptr);
 // out[N] = index of the largest logit of each row (the first one on ties).
 void argmax_rows(const float* logits, int32_t* out, int64_t n, int64_t v, cudaStream_t stream);
 

@@ -30,9 +30,9 @@ __global__ void rmsnorm_forward_kernel(const float* x, const float* g, float* y,
   }
 }
 
-// dx_j += s·g_j·dy_j − s³/C · x_j · Σ_k dy_k g_k x_k
+// dx_j += s·g_j·dy_j − s³/C · x_j · Σ_k dy_k g_k x_k; dx16 (where not null) = the new dx in bf16
 __global__ void rmsnorm_backward_kernel(const float* x, const float* g, const float* rstd, const float* dy, float* dx,
-                                        int64_t n, int64_t c) {
+                                        int64_t n, int64_t c, bf16* dx16) {
   const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (row >= n) return;
@@ -42,7 +42,11 @@ __global__ void rmsnorm_backward_kernel(const float* x, const float* g, const fl
   for (int64_t j = lane; j < c; j += 32) dot += dyr[j] * g[j] * xr[j];
   dot = warp_sum(dot);
   const float s = rstd[row], coef = s * s * s * dot / float(c);
-  for (int64_t j = lane; j < c; j += 32) dx[row * c + j] += s * g[j] * dyr[j] - coef * xr[j];
+  for (int64_t j = lane; j < c; j += 32) {
+    const float v = dx[row * c + j] + (s * g[j] * dyr[j] - coef * xr[j]);
+    dx[row * c + j] = v;
+    if (dx16) dx16[row * c + j] = __float2bfloat16_rn(v);
+  }
 }
 
 // dg_j = Σ_r dy_rj · x_rj · s_r
@@ -62,8 +66,9 @@ void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int6
 }
 
 void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
-                      float* scratch, int64_t n, int64_t c, cudaStream_t stream) {
-  rmsnorm_backward_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(x, g, rstd, dy, dx, n, c);
+                      float* scratch, int64_t n, int64_t c, cudaStream_t stream, bf16* dx16) {
+  rmsnorm_backward_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(x, g, rstd, dy, dx, n, c,
+                                                                                           dx16);
   PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_backward_kernel");
   column_sums(GainGradient{x, dy, rstd, c}, n, c, scratch, dg, stream);
 }
