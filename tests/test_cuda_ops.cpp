@@ -142,6 +142,10 @@ TEST_CASE("GPU activations match the CPU", "[cuda]") {
     auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
     cuda::swiglu_forward(ab_d.data(), ab_d.data() + cols, 2 * cols, nullptr, rows, cols, s, h16.data());
     CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
+    auto dab16 = poisoned_as<cuda::bf16>(size_t(2 * n), s);
+    cuda::swiglu_backward(ab_d.data(), ab_d.data() + cols, 2 * cols, dh_d.data(), nullptr, nullptr, rows, cols, s,
+                          dab16.data(), dab16.data() + cols);
+    CHECK(to_host_float(dab16, size_t(2 * n), s) == bf16_rounded(dab_h));
   }
   {
     std::vector<double> h_ref(n), dx_ref(n);
@@ -155,6 +159,9 @@ TEST_CASE("GPU activations match the CPU", "[cuda]") {
     auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
     cuda::gelu_forward(a_d.data(), nullptr, n, s, h16.data());
     CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
+    auto dx16 = poisoned_as<cuda::bf16>(size_t(n), s);
+    cuda::gelu_backward(a_d.data(), dh_d.data(), nullptr, n, s, dx16.data());
+    CHECK(to_host_float(dx16, size_t(n), s) == bf16_rounded(to_host(dx, n, s)));
   }
 }
 

@@ -23,11 +23,13 @@ MlpLayer::MlpLayer(Context& ctx, CudaParameters& params, const std::string& pref
 }
 
 bool MlpLayer::reserve(int64_t n) {
-  bool moved = pre_.reserve(size_t(n * inputs_)) | d_pre_.reserve(size_t(n * inputs_));
-  moved |= dh_.reserve(size_t(n * hidden_));
-  // Only the activation buffer of the context's precision exists (the other stays null), so the
-  // activation kernels write just that one and the products read it.
-  moved |= ctx_.precision() == Precision::bf16 ? h16_.reserve(size_t(n * hidden_)) : h_.reserve(size_t(n * hidden_));
+  bool moved = pre_.reserve(size_t(n * inputs_)) | dh_.reserve(size_t(n * hidden_));
+  // Only the activation and gradient buffers of the context's precision exist (the others stay
+  // null), so the activation kernels write just those and the products read them.
+  if (ctx_.precision() == Precision::bf16)
+    moved |= h16_.reserve(size_t(n * hidden_)) | d_pre16_.reserve(size_t(n * inputs_));
+  else
+    moved |= h_.reserve(size_t(n * hidden_)) | d_pre_.reserve(size_t(n * inputs_));
   return moved;
 }
 
@@ -48,11 +50,14 @@ void MlpLayer::backward(MatrixInput dy, float* dx) {
   const int64_t n = n_, f = hidden_;
   cudaStream_t s = ctx_.stream();
   linear_backward(ctx_, {h_.data(), h16_.data()}, params_.weight(w_out_), dy, dh_.data(), n, f, width_);
+  float* d32 = d_pre_.data();
+  bf16* d16 = d_pre16_.data();
   if (swiglu_)
-    swiglu_backward(pre_.data(), pre_.data() + f, inputs_, dh_.data(), d_pre_.data(), d_pre_.data() + f, n, f, s);
+    swiglu_backward(pre_.data(), pre_.data() + f, inputs_, dh_.data(), d32, d32 ? d32 + f : nullptr, n, f, s, d16,
+                    d16 ? d16 + f : nullptr);
   else
-    gelu_backward(pre_.data(), dh_.data(), d_pre_.data(), n * f, s);
-  linear_backward(ctx_, x_, params_.weight(w_in_), {d_pre_.data()}, dx, n, width_, inputs_);
+    gelu_backward(pre_.data(), dh_.data(), d32, n * f, s, d16);
+  linear_backward(ctx_, x_, params_.weight(w_in_), {d32, d16}, dx, n, width_, inputs_);
 }
 
 }  // namespace pathbench::cuda

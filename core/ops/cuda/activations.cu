@@ -11,8 +11,8 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
-// Writes the forward value v at i into h and/or (as bf16) h16, whichever is not null.
-__device__ __forceinline__ void store_activation(float* h, bf16* h16, int64_t i, float v) {
+// Writes the value v at i into h and/or (as bf16) h16, whichever is not null.
+__device__ __forceinline__ void store_value(float* h, bf16* h16, int64_t i, float v) {
   if (h) h[i] = v;
   if (h16) h16[i] = __float2bfloat16_rn(v);
 }
@@ -26,17 +26,17 @@ __global__ void swiglu_forward_kernel(const float* a, const float* b, int64_t in
   const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
   if (j >= cols) return;
   const int64_t in = int64_t(blockIdx.x) * in_stride + j;
-  store_activation(h, h16, int64_t(blockIdx.x) * cols + j, a[in] * sigmoid(a[in]) * b[in]);
+  store_value(h, h16, int64_t(blockIdx.x) * cols + j, a[in] * sigmoid(a[in]) * b[in]);
 }
 
 __global__ void swiglu_backward_kernel(const float* a, const float* b, int64_t in_stride, const float* dh, float* da,
-                                       float* db, int64_t cols) {
+                                       float* db, bf16* da16, bf16* db16, int64_t cols) {
   const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
   if (j >= cols) return;
   const int64_t in = int64_t(blockIdx.x) * in_stride + j;
   const float g = dh[int64_t(blockIdx.x) * cols + j], s = sigmoid(a[in]);
-  da[in] = g * b[in] * s * (1.0f + a[in] * (1.0f - s));
-  db[in] = g * a[in] * s;
+  store_value(da, da16, in, g * b[in] * s * (1.0f + a[in] * (1.0f - s)));
+  store_value(db, db16, in, g * a[in] * s);
 }
 
 dim3 swiglu_grid(int64_t rows, int64_t cols) {
@@ -45,15 +45,15 @@ dim3 swiglu_grid(int64_t rows, int64_t cols) {
 
 __global__ void gelu_forward_kernel(const float* x, float* h, bf16* h16, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) store_activation(h, h16, i, 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2)));
+  if (i < n) store_value(h, h16, i, 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2)));
 }
 
-__global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx, int64_t n) {
+__global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx, bf16* dx16, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float cdf = 0.5f * (1.0f + erff(x[i] * kInvSqrt2));
   const float pdf = kInvSqrt2Pi * expf(-0.5f * x[i] * x[i]);
-  dx[i] = dh[i] * (cdf + x[i] * pdf);
+  store_value(dx, dx16, i, dh[i] * (cdf + x[i] * pdf));
 }
 
 }  // namespace
@@ -66,9 +66,10 @@ void swiglu_forward(const float* a, const float* b, int64_t in_stride, float* h,
 }
 
 void swiglu_backward(const float* a, const float* b, int64_t in_stride, const float* dh, float* da, float* db,
-                     int64_t rows, int64_t cols, cudaStream_t stream) {
+                     int64_t rows, int64_t cols, cudaStream_t stream, bf16* da16, bf16* db16) {
   if (rows * cols == 0) return;
-  swiglu_backward_kernel<<<swiglu_grid(rows, cols), kSwigluThreads, 0, stream>>>(a, b, in_stride, dh, da, db, cols);
+  swiglu_backward_kernel<<<swiglu_grid(rows, cols), kSwigluThreads, 0, stream>>>(a, b, in_stride, dh, da, db, da16,
+                                                                                 db16, cols);
   PATHBENCH_CUDA_CHECK_LAUNCH("swiglu_backward_kernel");
 }
 
@@ -77,8 +78,8 @@ void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream, bf16
   PATHBENCH_CUDA_CHECK_LAUNCH("gelu_forward_kernel");
 }
 
-void gelu_backward(const float* x, const float* dh, float* dx, int64_t n, cudaStream_t stream) {
-  gelu_backward_kernel<<<blocks_for(n), 256, 0, stream>>>(x, dh, dx, n);
+void gelu_backward(const float* x, const float* dh, float* dx, int64_t n, cudaStream_t stream, bf16* dx16) {
+  gelu_backward_kernel<<<blocks_for(n), 256, 0, stream>>>(x, dh, dx, dx16, n);
   PATHBENCH_CUDA_CHECK_LAUNCH("gelu_backward_kernel");
 }
 
