@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One device-machine session for the CUDA attention kernels: build (sm_90), the [cuda] conformance
-# tests, the two ceilings of METHOD.md (copy bandwidth, bf16 matrix rate), `pathbench
-# bench-attention` and PyTorch SDPA at the same shapes, compute-sanitizer memcheck and racecheck on
-# the small case, and a per-kernel time breakdown (Nsight Compute) of chosen encodings and shapes. Logs and
-# JSON go to $OUT (default ./gpu-out, at most 8 files); a summary table is printed last.
+# One device-machine session for the CUDA attention kernels: build (sm_90, or the carried prebuilt
+# binaries: scripts/gpu_build.sh), the [cuda] conformance tests, the two ceilings of METHOD.md (copy
+# bandwidth, bf16 matrix rate), `pathbench bench-attention` and PyTorch SDPA at the same shapes,
+# compute-sanitizer memcheck and racecheck on the small case, and a per-kernel time breakdown
+# (Nsight Compute) of chosen encodings and shapes. Logs and JSON go to $OUT (default ./gpu-out, at
+# most 8 files); a summary table is printed last.
 # SPAN_SWEEP="2 4 16" also times PaTH's backward with those chunks per span (bench.log).
 # Set PATHBENCH_GIT_COMMIT (the device copy has no .git) so that the bench JSON names the commit.
 # Usage (from the repository root): [NCU_CASES="path 4x4096x16x64;nope 8x2048x16x64"] [SPAN_SWEEP=…] \
@@ -17,9 +18,7 @@ log() { echo "=== $* ($(date +%T))"; }
 log "device"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 log "build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$DEPS" -DPATHBENCH_CUDA=ON \
-  -DPATHBENCH_NATIVE=OFF > /tmp/build.log 2>&1 && ninja -C build -j16 >> /tmp/build.log 2>&1
-if [ $? -ne 0 ]; then tail -50 /tmp/build.log; exit 1; fi
+scripts/gpu_build.sh "$DEPS" || exit 1
 
 log "tests [cuda]"
 timeout 300 ./build/pathbench_tests --require-gpu "[cuda]" > "$OUT/tests.log" 2>&1
