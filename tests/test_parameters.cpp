@@ -1,5 +1,6 @@
-// The flat parameter buffers: which tensors start aligned, that adjacent declarations stay adjacent,
-// and that the alignment gaps hold zeros and are not counted as parameters.
+// The flat parameter buffers: which tensors start aligned, that adjacent declarations stay adjacent
+// (the GPU layers' fused products rely on it), and that the alignment gaps hold zeros and are not
+// counted as parameters.
 #include <catch2/catch.hpp>
 
 #include "core/model/transformer.h"
@@ -41,4 +42,30 @@ TEST_CASE("every matrix of a PaTH-FoX model starts 8-aligned despite its per-hea
   size_t declared = 0;
   for (const ParameterEntry& e : p.entries()) declared += e.size;
   CHECK(p.parameter_count() == declared);
+}
+
+TEST_CASE("the weights the GPU layers multiply as one matrix are adjacent: wq | wk | wv and w_gate | w_up",
+          "[model]") {
+  // widths and hidden sizes whose matrices are, and are not, multiples of the alignment
+  for (const auto& [width, hidden] : {std::pair<int64_t, int64_t>{8, 12}, {20, 30}, {36, 7}, {64, 171}}) {
+    for (const std::string encoding : {"nope", "path_fox"}) {
+      ModelConfig c = testing::tiny_config(encoding);
+      c.d_model = width;
+      c.mlp_hidden = hidden;
+      c = ModelConfig::from_json(c.to_json(), "test model");
+      const Transformer<double> model(c);
+      const ParameterSet<double>& p = model.params();
+      auto follows = [&](const std::string& first, const std::string& next) {
+        const ParameterEntry& a = p.entry(p.find(first));
+        return p.entry(p.find(next)).offset == a.offset + a.size;
+      };
+      for (int64_t l = 0; l < c.n_layers; ++l) {
+        const std::string prefix = "layers." + std::to_string(l) + ".";
+        INFO("width " << width << ", hidden " << hidden << ", " << encoding << ", layer " << l);
+        CHECK(follows(prefix + "attn.wq", prefix + "attn.wk"));
+        CHECK(follows(prefix + "attn.wk", prefix + "attn.wv"));
+        CHECK(follows(prefix + "mlp.w_gate", prefix + "mlp.w_up"));
+      }
+    }
+  }
 }
