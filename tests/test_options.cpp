@@ -1,6 +1,8 @@
-// Strict option validation, the model config, and safetensors parsing of malformed files.
+// Strict option validation, the model config, safetensors parsing of malformed files, and the
+// GPU wait policy from the environment.
 #include <catch2/catch.hpp>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/io/safetensors.h"
 #include "core/model/model_config.h"
@@ -86,4 +88,14 @@ TEST_CASE("safetensors round-trip and reject malformed files", "[options][checkp
   CHECK_THROWS_WITH(parse_safetensors(file(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
                                                "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})", 24), "f"),
                     Catch::Contains("'a' and 'b' overlap"));
+}
+
+TEST_CASE("PATHBENCH_CUDA_SYNC takes spin, yield or block; unset or empty leaves CUDA's default", "[options]") {
+  CHECK(parse_gpu_wait(nullptr) == GpuWait::cuda_default);
+  CHECK(parse_gpu_wait("") == GpuWait::cuda_default);
+  CHECK(parse_gpu_wait("spin") == GpuWait::spin);
+  CHECK(parse_gpu_wait("yield") == GpuWait::yield);
+  CHECK(parse_gpu_wait("block") == GpuWait::block);
+  for (const char* bad : {"Spin", "blocking", "1"})
+    CHECK_THROWS_WITH(parse_gpu_wait(bad), Catch::Contains("PATHBENCH_CUDA_SYNC") && Catch::Contains(bad));
 }

@@ -1,6 +1,8 @@
 // The GPU context: stream and cuBLAS handle setup, staging buffers.
 #include "core/cuda/context.h"
 
+#include "core/device.h"
+
 namespace pathbench::cuda {
 
 namespace {
@@ -8,6 +10,7 @@ constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;  // cuBLAS's recommenda
 }
 
 Context::Context(Precision precision) : precision_(precision) {
+  apply_gpu_wait_policy();  // before the process's first GPU context
   PATHBENCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   PATHBENCH_CUBLAS_CHECK(cublasCreate(&blas_));
   PATHBENCH_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
