@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "experiments/commands.h"
 
@@ -12,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   pathbench::add_commands(app);
   try {
+    pathbench::parse_gpu_wait(std::getenv("PATHBENCH_CUDA_SYNC"));  // a bad value stops every command at once
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
