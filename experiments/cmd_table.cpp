@@ -70,6 +70,10 @@ void add_table_command(CLI::App& app) {
   cmd->add_flag("--counts", o->table.counts,
                "rates: add the count pooled over seeds (errors or successes / scored predictions or sequences) "
                "and its exact binomial 95% interval");
+  cmd->add_option("--col-order", o->table.col_order,
+                  "columns to show first, in this order (comma-separated, e.g. in_dist,sparse,dense); the others "
+                  "follow")
+      ->delimiter(',');
   cmd->add_option("--out", o->out, "also write the table to this file");
   cmd->callback([o]() { table_command(*o); });
 }

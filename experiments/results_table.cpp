@@ -149,6 +149,24 @@ std::vector<json> ordered_values(const Dim& d, const std::vector<Record>& record
 
 std::string show(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
+// `values` with those named in `first` (by how they are shown) moved to the front in that order.
+std::vector<json> reordered(std::vector<json> values, const std::vector<std::string>& first, const std::string& what) {
+  std::vector<json> front;
+  for (const std::string& name : first) {
+    const auto it = std::find_if(values.begin(), values.end(), [&](const json& v) { return show(v) == name; });
+    if (it == values.end()) {
+      std::vector<std::string> shown;
+      for (const json& v : front) shown.push_back(show(v));
+      for (const json& v : values) shown.push_back(show(v));
+      throw Error(fmt::format("{}: '{}' is not a column here (columns: {})", what, name, fmt::join(shown, ", ")));
+    }
+    front.push_back(*it);
+    values.erase(it);
+  }
+  front.insert(front.end(), values.begin(), values.end());
+  return front;
+}
+
 // Every leaf of a config as dotted key → value.
 void flatten(const json& j, const std::string& prefix, std::map<std::string, json>& out) {
   if (j.is_object() && !j.empty()) {
@@ -417,7 +435,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     if (flagged) heading += "; in parentheses: fewer seeds, or smaller values with no result";
   }
   std::string out = heading + "\n\n" + markdown(o.rows + " \\ " + o.cols, ordered_values(row, records),
-                                                ordered_values(col, records), cells);
+                                                reordered(ordered_values(col, records), o.col_order, "--col-order"),
+                                                cells);
   for (const auto& [status, ids] : left_out)
     out += fmt::format("\nLeft out: {} run{} with status {}: {}\n", ids.size(), ids.size() == 1 ? "" : "s", status,
                        fmt::join(ids, ", "));

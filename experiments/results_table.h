@@ -25,6 +25,9 @@ struct TableOptions {
   // (every seed): learning that hinges on the seed shows as "best" passing well before "all".
   std::string over_seeds = "mean";
   bool counts = false;     // add each cell's pooled count k / n and its exact 95 % interval (rate metrics)
+  // Column values (as shown) to put first, in this order; the other columns follow in the default
+  // order. A value that is not a column is an error.
+  std::vector<std::string> col_order;
 };
 
 // The dotted config key of an alias, or `name` itself.

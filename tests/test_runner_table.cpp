@@ -176,3 +176,17 @@ TEST_CASE("table --counts: counts pooled over seeds with their exact binomial in
   bare["eval_splits"] = {"in_dist"};
   CHECK_THAT(results_table({bare}, o), Catch::Contains("| rope | 50% |"));
 }
+
+TEST_CASE("table --col-order: named columns first in that order, the rest after; unknown names are errors",
+          "[runner]") {
+  const std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)),
+                                     result("nope", 0, 1, splits(0.5, 0.5, 0.5))};
+  TableOptions o;
+  o.col_order = {"dense", "in_dist"};
+  const std::string table = results_table(results, o);
+  CHECK(table.find("| encoding \\ split | dense | in_dist | sparse |\n") != std::string::npos);
+  CHECK(table.find("| rope | 0% | 10% | 40% |\n") != std::string::npos);
+  o.col_order = {"in_dist", "dense_typo"};
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--col-order: 'dense_typo' is not a column") &&
+                                                    Catch::Contains("in_dist, sparse, dense"));
+}
