@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_bf16.h>
 
+#include <cstdint>
 #include <type_traits>
 
 namespace pathbench::cuda {
@@ -21,6 +22,13 @@ __device__ __forceinline__ void store_float(S* p, float x) {
     *p = __float2bfloat16_rn(x);
   else
     *p = x;
+}
+
+// Stores x at index i of f32 and/or of b16 (rounded as to_bf16 does), whichever is not null: an
+// op's fp32 output and the bf16 copy that the next matrix product reads in bf16 mode.
+__device__ __forceinline__ void store_float_or_bf16(float* f32, __nv_bfloat16* b16, int64_t i, float x) {
+  if (f32) f32[i] = x;
+  if (b16) store_float(b16 + i, x);
 }
 
 }  // namespace pathbench::cuda

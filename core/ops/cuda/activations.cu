@@ -1,5 +1,6 @@
 // SwiGLU and GELU on the GPU, elementwise (same formulas as activations.cpp).
 #include "core/cuda/reduce.cuh"
+#include "core/cuda/storage.cuh"
 #include "core/ops/cuda/ops.h"
 
 namespace pathbench::cuda {
@@ -11,12 +12,6 @@ __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
-// Writes the value v at i into h and/or (as bf16) h16, whichever is not null.
-__device__ __forceinline__ void store_value(float* h, bf16* h16, int64_t i, float v) {
-  if (h) h[i] = v;
-  if (h16) h16[i] = __float2bfloat16_rn(v);
-}
-
 // SwiGLU kernels: blockIdx.x is the row, blockIdx.y · blockDim.x + threadIdx.x the column; inputs
 // (and their gradients) at row · in_stride + column, outputs at row · cols + column.
 constexpr int kSwigluThreads = 256;
@@ -26,7 +21,7 @@ __global__ void swiglu_forward_kernel(const float* a, const float* b, int64_t in
   const int64_t j = int64_t(blockIdx.y) * blockDim.x + threadIdx.x;
   if (j >= cols) return;
   const int64_t in = int64_t(blockIdx.x) * in_stride + j;
-  store_value(h, h16, int64_t(blockIdx.x) * cols + j, a[in] * sigmoid(a[in]) * b[in]);
+  store_float_or_bf16(h, h16, int64_t(blockIdx.x) * cols + j, a[in] * sigmoid(a[in]) * b[in]);
 }
 
 __global__ void swiglu_backward_kernel(const float* a, const float* b, int64_t in_stride, const float* dh, float* da,
@@ -35,8 +30,8 @@ __global__ void swiglu_backward_kernel(const float* a, const float* b, int64_t i
   if (j >= cols) return;
   const int64_t in = int64_t(blockIdx.x) * in_stride + j;
   const float g = dh[int64_t(blockIdx.x) * cols + j], s = sigmoid(a[in]);
-  store_value(da, da16, in, g * b[in] * s * (1.0f + a[in] * (1.0f - s)));
-  store_value(db, db16, in, g * a[in] * s);
+  store_float_or_bf16(da, da16, in, g * b[in] * s * (1.0f + a[in] * (1.0f - s)));
+  store_float_or_bf16(db, db16, in, g * a[in] * s);
 }
 
 dim3 swiglu_grid(int64_t rows, int64_t cols) {
@@ -45,7 +40,7 @@ dim3 swiglu_grid(int64_t rows, int64_t cols) {
 
 __global__ void gelu_forward_kernel(const float* x, float* h, bf16* h16, int64_t n) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) store_value(h, h16, i, 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2)));
+  if (i < n) store_float_or_bf16(h, h16, i, 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2)));
 }
 
 __global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx, bf16* dx16, int64_t n) {
@@ -53,7 +48,7 @@ __global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx,
   if (i >= n) return;
   const float cdf = 0.5f * (1.0f + erff(x[i] * kInvSqrt2));
   const float pdf = kInvSqrt2Pi * expf(-0.5f * x[i] * x[i]);
-  store_value(dx, dx16, i, dh[i] * (cdf + x[i] * pdf));
+  store_float_or_bf16(dx, dx16, i, dh[i] * (cdf + x[i] * pdf));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cfloat>
 
 #include "core/cuda/reduce.cuh"
+#include "core/cuda/storage.cuh"
 #include "core/ops/cuda/ops.h"
 
 namespace pathbench::cuda {
@@ -53,9 +54,7 @@ __global__ void cross_entropy_backward_kernel(const float* probs, const int32_t*
   const double wsum = totals->weight_sum;
   const float scale = wsum > 0 ? float(double(dloss) / wsum) : 0.0f;
   const float w = weights[row] * scale;
-  const float g = w * probs[i] - (j == targets[row] ? w : 0.0f);
-  if (dlogits) dlogits[i] = g;
-  if (dlogits16) dlogits16[i] = __float2bfloat16_rn(g);
+  store_float_or_bf16(dlogits, dlogits16, i, w * probs[i] - (j == targets[row] ? w : 0.0f));
 }
 
 __global__ void argmax_rows_kernel(const float* logits, int32_t* out, int64_t n, int64_t v) {

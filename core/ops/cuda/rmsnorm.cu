@@ -1,5 +1,6 @@
 // RMSNorm on the GPU: one warp per row; the gain gradient through fixed-order column sums.
 #include "core/cuda/reduce.cuh"
+#include "core/cuda/storage.cuh"
 #include "core/ops/cuda/ops.h"
 
 namespace pathbench::cuda {
@@ -24,8 +25,7 @@ __global__ void rmsnorm_forward_kernel(const float* x, const float* g, float* y,
   if (lane == 0) rstd[row] = s;
   for (int64_t j = lane; j < c; j += 32) {
     const float v = xr[j] * s * g[j];
-    y[row * c + j] = v;
-    if (y16) y16[row * c + j] = __float2bfloat16_rn(v);
+    store_float_or_bf16(y, y16, row * c + j, v);
     if (x_copy) x_copy[row * c + j] = xr[j];
   }
 }
@@ -44,8 +44,7 @@ __global__ void rmsnorm_backward_kernel(const float* x, const float* g, const fl
   const float s = rstd[row], coef = s * s * s * dot / float(c);
   for (int64_t j = lane; j < c; j += 32) {
     const float v = dx[row * c + j] + (s * g[j] * dyr[j] - coef * xr[j]);
-    dx[row * c + j] = v;
-    if (dx16) dx16[row * c + j] = __float2bfloat16_rn(v);
+    store_float_or_bf16(dx, dx16, row * c + j, v);
   }
 }
 
