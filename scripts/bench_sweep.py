@@ -9,8 +9,6 @@ Usage: scripts/bench_sweep.py CONFIG --jobs 1 2 4 8 --out results/bench/sweep-X.
        [--pathbench build/pathbench] [--set key=value ...] [--gpus LIST]
 Needs only the standard library."""
 import argparse
-import glob
-import json
 import os
 import platform
 import shutil
@@ -19,14 +17,7 @@ import sys
 import tempfile
 import time
 
-
-def git_commit():
-    if os.environ.get("PATHBENCH_GIT_COMMIT"):
-        return os.environ["PATHBENCH_GIT_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
+from sweep_tools import git_commit, result_documents, run_command, write_json_atomically
 
 
 def start_gpu_sampler(path):
@@ -47,16 +38,6 @@ def mean_utilization(path):
     return {gpu: sum(v) / len(v) for gpu, v in per_gpu.items()}
 
 
-def run_results(folder):
-    runs = {}
-    for path in glob.glob(os.path.join(folder, "*.json")):
-        with open(path) as f:
-            doc = json.load(f)
-        if isinstance(doc, dict) and "pathbench_result" in doc:
-            runs[doc["hash"]] = doc
-    return runs
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("config")
@@ -73,11 +54,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pathbench-bench-sweep-") as scratch:
         for jobs in args.jobs:
             folder = os.path.join(scratch, f"jobs{jobs}")
-            command = [args.pathbench, "run", args.config, "--out", folder, "--jobs", str(jobs)]
-            for s in args.sets:
-                command += ["--set", s]
-            if args.gpus:
-                command += ["--gpus", args.gpus]
+            command = run_command(args.pathbench, args.config, folder, jobs, args.sets, args.gpus)
             sampler_file = os.path.join(scratch, f"gpu{jobs}.csv")
             sampler = start_gpu_sampler(sampler_file)
             start = time.monotonic()
@@ -88,7 +65,7 @@ def main():
                 sampler.wait()
             if done.returncode != 0:
                 sys.exit(f"bench_sweep: {' '.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
-            runs = run_results(folder)
+            runs = {doc["hash"]: doc for doc in result_documents(folder)}
             if reference is None:
                 reference = {h: r["metrics"] for h, r in runs.items()}
             identical = set(runs) == set(reference) and all(r["metrics"] == reference[h] for h, r in runs.items())
@@ -107,10 +84,7 @@ def main():
     doc = {"benchmark": "sweep", "config": args.config, "sets": args.sets, "gpus": args.gpus,
            "git_commit": git_commit(), "host": platform.node(), "cpus": os.cpu_count(),
            "measurements": measurements}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json_atomically(args.out, doc)
     print(f"wrote {args.out}")
 
 

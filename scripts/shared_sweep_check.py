@@ -18,8 +18,6 @@ Usage: scripts/shared_sweep_check.py CONFIG --out FILE.json [--jobs J] [--kill-a
 Needs only the standard library."""
 import argparse
 import collections
-import glob
-import json
 import os
 import platform
 import re
@@ -29,28 +27,15 @@ import sys
 import tempfile
 import time
 
+from sweep_tools import git_commit, result_documents, run_command, write_json_atomically
+
 DONE = re.compile(r"\] (\S+) done in ")
 STARTED = re.compile(r"\] (\S+): \d+ steps")
 
 
-def git_commit():
-    if os.environ.get("PATHBENCH_GIT_COMMIT"):
-        return os.environ["PATHBENCH_GIT_COMMIT"]
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
 def results(folder):
     """Result documents of a folder by run id."""
-    out = {}
-    for path in glob.glob(os.path.join(folder, "*.json")):
-        with open(path) as f:
-            doc = json.load(f)
-        if isinstance(doc, dict) and "pathbench_result" in doc:
-            out[doc["id"]] = doc
-    return out
+    return {doc["id"]: doc for doc in result_documents(folder)}
 
 
 def events(log_path):
@@ -85,10 +70,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="pathbench-shared-sweep-") as scratch:
         def command(folder):
-            c = [args.pathbench, "run", args.config, "--out", folder, "--jobs", str(args.jobs)]
-            for s in args.sets:
-                c += ["--set", s]
-            return c + (["--gpus", args.gpus] if args.gpus else [])
+            return run_command(args.pathbench, args.config, folder, args.jobs, args.sets, args.gpus)
 
         ref_dir, shared = os.path.join(scratch, "reference"), os.path.join(scratch, "shared")
         logs = {name: os.path.join(scratch, f"{name}.log") for name in ("reference", "A", "B", "C")}
@@ -142,10 +124,7 @@ def main():
         "finished_twice": finished_twice, "metrics_identical_to_reference": len(identical),
         "checks": checks,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out + ".tmp", "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(args.out + ".tmp", args.out)
+    write_json_atomically(args.out, doc)
     for name, ok in checks.items():
         print(f"{name}: {ok}")
     print(f"{len(identical)} of {len(reference)} runs' metrics identical to the reference; wrote {args.out}")
