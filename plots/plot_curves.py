@@ -13,14 +13,27 @@ SPLIT_STYLES = ["-", "--", ":", "-."]
 
 
 def mean_by_step(curves, value):
-    """[(step, mean)] of value(line) over the curves, for the steps where any curve has it."""
-    by_step = {}
-    for lines in curves:
-        for line in lines:
-            v = value(line)
-            if v is not None:
-                by_step.setdefault(line["step"], []).append(v)
-    return [(s, R.mean_std(vs)[0]) for s, vs in sorted(by_step.items())]
+    """[(step, mean)] of value(line) over the curves, for the steps where any curve has it. A curve
+    that ended earlier than the others (a run stopped early at its target) holds its last value
+    from there on, so that the mean does not jump to the runs still training.
+
+    >>> a = [{"step": 1, "v": 0.0}, {"step": 2, "v": 1.0}]
+    >>> b = [{"step": 1, "v": 0.0}, {"step": 2, "v": 0.5}, {"step": 3, "v": 0.25}]
+    >>> mean_by_step([a, b], lambda line: line["v"])
+    [(1, 0.0), (2, 0.75), (3, 0.625)]
+    """
+    series = [[(line["step"], v) for line in lines if (v := value(line)) is not None] for lines in curves]
+    steps = sorted({s for points in series for s, _ in points})
+    by_step = {s: [] for s in steps}
+    for points in series:
+        own = dict(points)
+        last_step = points[-1][0] if points else None
+        for s in steps:
+            if s in own:
+                by_step[s].append(own[s])
+            elif last_step is not None and s > last_step:
+                by_step[s].append(points[-1][1])
+    return [(s, R.mean_std(vs)[0]) for s, vs in by_step.items() if vs]
 
 
 def plot(all_results, out_dir):

@@ -216,15 +216,18 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   SweepProgress quiet(nullptr, SweepProgress::Mode::Quiet);
   REQUIRE(run_sweep(plan_runs(doc, {}, "cfg.json", fixture_tasks()), options, quiet).done == 4);
 
-  bool have_matplotlib = false;
-  for (const char* python : {"python3", "/usr/bin/python3"})
-    have_matplotlib = have_matplotlib || run_process({python, "-c", "import matplotlib"}, true).exit_code == 0;
-  if (!have_matplotlib) {
+  std::string python;
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (python.empty() && run_process({candidate, "-c", "import matplotlib"}, true).exit_code == 0) python = candidate;
+  if (python.empty()) {
     WARN("not checked: no Python with matplotlib on this machine");
     return;
   }
-  const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/plots/plot_all.py";
-  REQUIRE(run_process({"python3", script, dir + "/results", "--out", dir + "/plots"}, true).exit_code == 0);
+  const std::string plots = std::string(PATHBENCH_SOURCE_DIR) + "/plots";
+  REQUIRE(run_process({"python3", plots + "/plot_all.py", dir + "/results", "--out", dir + "/plots"}, true).exit_code == 0);
+  // The scripts' examples (e.g. the curve mean holding an early-stopped run's last value).
+  for (const char* module : {"plot_curves.py"})
+    CHECK(run_process({python, "-m", "doctest", plots + "/" + module}, true).exit_code == 0);
   std::vector<std::string> pngs;
   for (const auto& e : fs::directory_iterator(dir + "/plots"))
     if (e.path().extension() == ".png") pngs.push_back(e.path().stem().string());
