@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the CUDA binaries (pathbench and pathbench_tests: sm_90, Release, header dependencies and
 # header-only fmt from the staged .deps folder) here, for a GPU machine whose own build would cost
-# minutes of its time: carry build-cuda/pathbench, build-cuda/pathbench_tests and
-# build-cuda/SOURCE_COMMIT there, and scripts/gpu_build.sh uses them instead of building when
-# SOURCE_COMMIT names the commit given by PATHBENCH_GIT_COMMIT. The binaries need only glibc,
+# minutes of its time. The two binaries and their stamp SOURCE_COMMIT are also packed into
+# build-cuda/prebuilt.tar.xz (≈ 16 MB against 44 MB unpacked): carry that file there, and
+# scripts/gpu_build.sh unpacks it and uses the binaries instead of building when SOURCE_COMMIT
+# names the commit given by PATHBENCH_GIT_COMMIT. The binaries need only glibc,
 # libstdc++, libgomp and the CUDA runtime libraries (a newer system than this one runs them).
 # Refuses a tree whose tracked files differ from HEAD, so the stamp always names what was built.
 # Usage (from the repository root): scripts/cuda_prebuild.sh [deps_dir]
@@ -15,9 +16,11 @@ if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
 fi
 [ -d "$deps/include" ] || { echo "cuda_prebuild: no staged headers in $deps (stage them first)" >&2; exit 1; }
 commit=$(git rev-parse HEAD)
-rm -f build-cuda/SOURCE_COMMIT
+rm -f build-cuda/SOURCE_COMMIT build-cuda/prebuilt.tar.xz
 cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$deps" -DPATHBENCH_CUDA=ON \
   -DPATHBENCH_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90 > /dev/null
 ninja -C build-cuda pathbench pathbench_tests
 echo "$commit" > build-cuda/SOURCE_COMMIT
-echo "built $commit; carry build-cuda/pathbench build-cuda/pathbench_tests build-cuda/SOURCE_COMMIT"
+XZ_OPT=-T0 tar -cJf build-cuda/prebuilt.tar.xz.tmp -C build-cuda pathbench pathbench_tests SOURCE_COMMIT
+mv build-cuda/prebuilt.tar.xz.tmp build-cuda/prebuilt.tar.xz
+echo "built $commit; carry build-cuda/prebuilt.tar.xz ($(du -h build-cuda/prebuilt.tar.xz | cut -f1))"

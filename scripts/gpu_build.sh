@@ -2,10 +2,15 @@
 # Builds pathbench for an H100/H200 (sm_90, Release, header dependencies from a staged .deps
 # folder: ../shared/tools/stage-deps.sh) on a machine without Debian's packages, such as the GPU
 # machine; prints the build time. Binaries built elsewhere by scripts/cuda_prebuild.sh and carried
-# along (build-cuda/) are used instead when their SOURCE_COMMIT is the commit PATHBENCH_GIT_COMMIT
-# names and they start here. Usage (from the repository root): scripts/gpu_build.sh [deps_dir]
+# along (build-cuda/prebuilt.tar.xz, or the unpacked build-cuda/ files) are used instead when their
+# SOURCE_COMMIT is the commit PATHBENCH_GIT_COMMIT names and they start here.
+# Usage (from the repository root): scripts/gpu_build.sh [deps_dir]
 set -uo pipefail
 stamp=build-cuda/SOURCE_COMMIT
+archive=build-cuda/prebuilt.tar.xz
+if [ -f "$archive" ] && ! tar -xJf "$archive" -C build-cuda; then
+  echo "gpu_build: could not unpack $archive (is xz installed?)" >&2
+fi
 if [ -n "${PATHBENCH_GIT_COMMIT:-}" ] && [ -f "$stamp" ]; then
   # (--help, not --list-tags, for the tests: Catch2 v2's listings exit with the number listed)
   if [[ $(cat "$stamp") == "$PATHBENCH_GIT_COMMIT"* ]] && build-cuda/pathbench --help > /dev/null 2>&1 &&
