@@ -1,5 +1,5 @@
 // `pathbench table DIR`: a markdown table over the result files in a folder (mean ± std across
-// seeds), or the fewest-layers-reaching-a-threshold table.
+// seeds, or each seed's value), or the fewest-layers-reaching-a-threshold table.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -70,6 +70,9 @@ void add_table_command(CLI::App& app) {
   cmd->add_flag("--counts", o->table.counts,
                "rates: add the count pooled over seeds (errors or successes / scored predictions or sequences) "
                "and its exact binomial 95% interval");
+  cmd->add_flag("--per-seed", o->table.per_seed,
+               "each cell lists every seed's value in seed order (· where a seed has no result) instead of mean ± "
+               "std");
   cmd->add_option("--col-order", o->table.col_order,
                   "columns to show first, in this order (comma-separated, e.g. in_dist,sparse,dense); the others "
                   "follow")

@@ -318,6 +318,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   const Dim row = resolve_dim(o.rows, results, "--rows"), col = resolve_dim(o.cols, results, "--cols");
   const SeedRule& rule = seed_rule(o.over_seeds);
   if (rule.kind != SeedRule::kMean && o.fewest.empty()) throw Error("--over-seeds applies to --fewest tables only");
+  if (o.per_seed && !o.fewest.empty()) throw Error("--per-seed and --fewest do not combine (use --over-seeds)");
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
     fewest = resolve_dim(o.fewest, results, "--fewest");
@@ -353,6 +354,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::map<std::pair<json, json>, std::set<std::pair<const json*, json>>> seen;
   std::map<std::pair<json, json>, std::vector<const json*>> members;
   std::map<std::pair<json, json>, PooledCount> pooled;
+  std::map<std::pair<json, json>, std::map<json, std::vector<double>>> by_seed;  // cell → seed → values
+  std::set<json> all_seeds;
   for (const Record& r : records) {
     const std::pair<json, json> cell{coordinate(row, r), coordinate(col, r)};
     const json level = fewest ? config_value(*r.result, fewest->key) : json(nullptr);
@@ -360,7 +363,12 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       throw Error(fmt::format("result {} has two values for row {} and column {} (a group in several splits?); "
                               "pick a split with --split",
                               (*r.result)["path"].get<std::string>(), show(cell.first), show(cell.second)));
-    if (r.value.is_number()) values[cell][level].push_back(r.value.get<double>());
+    if (r.value.is_number()) {
+      values[cell][level].push_back(r.value.get<double>());
+      const json seed = config_value(*r.result, "seed");
+      all_seeds.insert(seed);
+      if (!fewest) by_seed[cell][seed].push_back(r.value.get<double>());
+    }
     PooledCount& c = pooled[cell];
     if (r.value.is_number() && r.trials.is_number_integer()) {
       const int64_t n = r.trials.get<int64_t>();
@@ -375,6 +383,12 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   for (const auto& [cell, in_cell] : members)
     reject_mixed(differing_keys(in_cell, cell_excluded),
                  fmt::format("the results of row {} and column {}", show(cell.first), show(cell.second)));
+  for (const auto& [cell, seeds] : by_seed)  // a cell's values are one per seed
+    for (const auto& [seed, v] : seeds)
+      if (v.size() > 1)
+        throw Error(fmt::format("{} results with seed {} for row {} and column {} (the same run twice in the "
+                                "folder?)",
+                                v.size(), show(seed), show(cell.first), show(cell.second)));
 
   const bool percent = is_ratio_metric(metric);
   const double scale = percent ? 100.0 : 1.0;
@@ -382,7 +396,25 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::map<std::pair<json, json>, std::string> cells;
   std::set<size_t> counts;
   std::string heading;
-  if (!fewest) {
+  if (!fewest && o.per_seed) {
+    for (const auto& [cell, seeds] : by_seed) {
+      std::vector<std::string> shown;
+      for (const json& seed : all_seeds) {
+        const auto it = seeds.find(seed);
+        shown.push_back(it == seeds.end() ? "·" : fmt::format("{:.3g}", it->second.front() * scale));
+      }
+      cells[cell] = fmt::format("{}", fmt::join(shown, " / "));
+      if (o.counts && percent) cells[cell] += count_text(pooled[cell], scale, unit);
+    }
+    std::vector<std::string> seed_names;
+    for (const json& seed : all_seeds) seed_names.push_back(show(seed));
+    heading = fmt::format("{}{} by {} and {}: each seed's value, seeds {} (·: no result for that seed)", metric,
+                          percent ? " (%)" : "", o.rows, o.cols, fmt::join(seed_names, " / "));
+    if (o.counts && percent)
+      heading += fmt::format("; in parentheses: k / n pooled over the seeds (n = {}) and its exact "
+                             "(Clopper–Pearson) 95% interval",
+                             trials_key(metric));
+  } else if (!fewest) {
     for (const auto& [cell, by_level] : values) {
       const Stats s = stats_of(by_level.begin()->second);
       counts.insert(s.n);

@@ -1,7 +1,7 @@
 // Markdown tables over result documents, shaped like the paper's: one row per value of a config
 // key (encodings by default), one column per eval split, per-group value (e.g. length), or config
-// value; each cell the mean ± std of a metric across seeds. A second form reports, per cell, the
-// fewest values of a key (e.g. layers) whose mean metric passes a threshold.
+// value; each cell the mean ± std of a metric across seeds (or every seed's value). A second form
+// reports, per cell, the fewest values of a key (e.g. layers) whose mean metric passes a threshold.
 #pragma once
 #include <string>
 #include <utility>
@@ -25,6 +25,9 @@ struct TableOptions {
   // (every seed): learning that hinges on the seed shows as "best" passing well before "all".
   std::string over_seeds = "mean";
   bool counts = false;     // add each cell's pooled count k / n and its exact 95 % interval (rate metrics)
+  // Each cell lists every seed's value in seed order ("·" where a seed has no result) instead of the
+  // mean ± std: outcomes that split by seed (a run learns or it does not) read as such.
+  bool per_seed = false;
   // Column values (as shown) to put first, in this order; the other columns follow in the default
   // order. A value that is not a column is an error.
   std::vector<std::string> col_order;

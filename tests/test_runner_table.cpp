@@ -190,3 +190,31 @@ TEST_CASE("table --col-order: named columns first in that order, the rest after;
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--col-order: 'dense_typo' is not a column") &&
                                                     Catch::Contains("in_dist, sparse, dense"));
 }
+
+TEST_CASE("table --per-seed: every seed's value in seed order, · for a seed without a result", "[runner]") {
+  const std::vector<json> results = {result("rope", 2, 1, splits(0.3, 0.5, 0.0)), result("rope", 0, 1, splits(0.1, 0.4, 0.0)),
+                                     result("nope", 0, 1, splits(0.5, 0.5, 0.5)), result("nope", 1, 1, splits(0.25, 0.5, 0.5)),
+                                     result("rope", 1, 1, json::object(), "nan")};
+  TableOptions o;
+  o.per_seed = true;
+  o.split = "in_dist";
+  CHECK(results_table(results, o) ==
+        "error_rate (%) by encoding and split: each seed's value, seeds 0 / 1 / 2 (·: no result for that seed)\n\n"
+        "| encoding \\ split | in_dist |\n"
+        "|---|---|\n"
+        "| nope | 50 / 25 / · |\n"
+        "| rope | 10 / · / 30 |\n"
+        "\nLeft out: 1 run with status nan: rope-s1-" + results[4]["hash"].get<std::string>() + "\n");
+  o.fewest = "layers";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--per-seed and --fewest do not combine"));
+}
+
+TEST_CASE("table: two results of one seed in a cell are an error, not a mean over both", "[runner]") {
+  const std::vector<json> twice = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 0, 1, splits(0.3, 0.4, 0.0))};
+  for (const bool per_seed : {false, true}) {
+    TableOptions o;
+    o.per_seed = per_seed;
+    o.split = "in_dist";
+    CHECK_THROWS_WITH(results_table(twice, o), Catch::Contains("2 results with seed 0 for row rope and column in_dist"));
+  }
+}
