@@ -389,14 +389,17 @@ __global__ void __launch_bounds__(kThreads)
   store_acc(dsl, sm.dsl + r0 * lds, lds);
   __syncthreads();
   // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj, right-looking from
-  // the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in registers.
+  // the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in registers. Rows past
+  // the sequence's end have β_l = 0: they change no other row and keep Z = dX, so the solve starts
+  // at the last real row.
   if (threadIdx.x < kChunk) {
-    const int j = int(threadIdx.x);
+    const int j = int(threadIdx.x), rows = min(valid, kChunk);
     float acc[kChunk];
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) acc[i] = sm.z[i * ldf + j];
 #pragma unroll
     for (int l = kChunk - 1; l >= 0; --l) {
+      if (l >= rows) continue;
       sm.z[l * ldf + j] = acc[l];
       const float c = sm.beta[l] * acc[l];
 #pragma unroll

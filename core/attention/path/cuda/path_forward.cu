@@ -73,17 +73,24 @@ __global__ void __launch_bounds__(kThreads)
   // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
   // X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later row's sum
   // takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
+  // Rows past the sequence's end have β = 0, so their X rows are 0 and the solve stops at `rows`
+  // (a 17-token word solves 17 rows, not 64).
   if (threadIdx.x < kChunk) {
-    const int j = int(threadIdx.x);
+    const int j = int(threadIdx.x), rows = min(valid, kChunk);
     float acc[kChunk];
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) acc[i] = 0.f;
 #pragma unroll
     for (int l = 0; l < kChunk; ++l) {
+      if (l >= rows) {
+        sm.x[l * ldf + j] = 0.f;
+        continue;
+      }
       const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * acc[l]);
       sm.x[l * ldf + j] = x;
 #pragma unroll
-      for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
+      for (int i = l + 1; i < kChunk; ++i)
+        if (i < rows) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
     }
   }
   __syncthreads();
