@@ -349,12 +349,11 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                             o.split.empty() ? "" : " (split '" + o.split + "')", fmt::join(known, ", ")));
   }
 
-  // cell → (value of the fewest key, or null) → values across seeds
-  std::map<std::pair<json, json>, std::map<json, std::vector<double>>> values;
+  // cell → (value of the fewest key, or null) → seed → values (one, once checked below)
+  std::map<std::pair<json, json>, std::map<json, std::map<json, std::vector<double>>>> by_seed;
   std::map<std::pair<json, json>, std::set<std::pair<const json*, json>>> seen;
   std::map<std::pair<json, json>, std::vector<const json*>> members;
   std::map<std::pair<json, json>, PooledCount> pooled;
-  std::map<std::pair<json, json>, std::map<json, std::vector<double>>> by_seed;  // cell → seed → values
   std::set<json> all_seeds;
   for (const Record& r : records) {
     const std::pair<json, json> cell{coordinate(row, r), coordinate(col, r)};
@@ -364,10 +363,9 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                               "pick a split with --split",
                               (*r.result)["path"].get<std::string>(), show(cell.first), show(cell.second)));
     if (r.value.is_number()) {
-      values[cell][level].push_back(r.value.get<double>());
       const json seed = config_value(*r.result, "seed");
       all_seeds.insert(seed);
-      if (!fewest) by_seed[cell][seed].push_back(r.value.get<double>());
+      by_seed[cell][level][seed].push_back(r.value.get<double>());
     }
     PooledCount& c = pooled[cell];
     if (r.value.is_number() && r.trials.is_number_integer()) {
@@ -383,12 +381,19 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   for (const auto& [cell, in_cell] : members)
     reject_mixed(differing_keys(in_cell, cell_excluded),
                  fmt::format("the results of row {} and column {}", show(cell.first), show(cell.second)));
-  for (const auto& [cell, seeds] : by_seed)  // a cell's values are one per seed
-    for (const auto& [seed, v] : seeds)
-      if (v.size() > 1)
-        throw Error(fmt::format("{} results with seed {} for row {} and column {} (the same run twice in the "
-                                "folder?)",
-                                v.size(), show(seed), show(cell.first), show(cell.second)));
+  // A cell (at each level of the --fewest key) has one value per seed; then values[cell][level] lists
+  // them in seed order.
+  std::map<std::pair<json, json>, std::map<json, std::vector<double>>> values;
+  for (const auto& [cell, by_level] : by_seed)
+    for (const auto& [level, seeds] : by_level)
+      for (const auto& [seed, v] : seeds) {
+        if (v.size() > 1)
+          throw Error(fmt::format("{} results with seed {} for row {} and column {}{} (the same run twice in the "
+                                  "folder?)",
+                                  v.size(), show(seed), show(cell.first), show(cell.second),
+                                  fewest ? fmt::format(" at {} {}", o.fewest, show(level)) : ""));
+        values[cell][level].push_back(v.front());
+      }
 
   const bool percent = is_ratio_metric(metric);
   const double scale = percent ? 100.0 : 1.0;
@@ -397,7 +402,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::set<size_t> counts;
   std::string heading;
   if (!fewest && o.per_seed) {
-    for (const auto& [cell, seeds] : by_seed) {
+    for (const auto& [cell, by_level] : by_seed) {
+      const std::map<json, std::vector<double>>& seeds = by_level.begin()->second;
       std::vector<std::string> shown;
       for (const json& seed : all_seeds) {
         const auto it = seeds.find(seed);

@@ -209,7 +209,7 @@ TEST_CASE("table --per-seed: every seed's value in seed order, · for a seed wit
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--per-seed and --fewest do not combine"));
 }
 
-TEST_CASE("table: two results of one seed in a cell are an error, not a mean over both", "[runner]") {
+TEST_CASE("table: two results of one seed in a cell (at one --fewest level) are an error, not a mean over both", "[runner]") {
   const std::vector<json> twice = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 0, 1, splits(0.3, 0.4, 0.0))};
   for (const bool per_seed : {false, true}) {
     TableOptions o;
@@ -217,4 +217,12 @@ TEST_CASE("table: two results of one seed in a cell are an error, not a mean ove
     o.split = "in_dist";
     CHECK_THROWS_WITH(results_table(twice, o), Catch::Contains("2 results with seed 0 for row rope and column in_dist"));
   }
+  // In a fewest-layers table the check is per level: one seed at two layer counts is fine, twice at one is not.
+  TableOptions o;
+  o.fewest = "layers";
+  o.split = "in_dist";
+  const std::vector<json> two_levels = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 0, 2, splits(0.3, 0.4, 0.0))};
+  CHECK_NOTHROW(results_table(two_levels, o));
+  CHECK_THROWS_WITH(results_table(twice, o),
+                    Catch::Contains("2 results with seed 0 for row rope and column in_dist at layers 1"));
 }
