@@ -74,7 +74,9 @@ __global__ void __launch_bounds__(kThreads)
   // X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later row's sum
   // takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
   // Rows past the sequence's end have β = 0, so their X rows are 0 and the solve stops at `rows`
-  // (a 17-token word solves 17 rows, not 64).
+  // (a 17-token word solves 17 rows, not 64). The skip is per row l, the same for every thread; the
+  // updates of acc[i ≥ rows] inside a real row's loop are left in (those rows are never read), since
+  // a per-FMA `i < rows` test costs full chunks a compare per FMA.
   if (threadIdx.x < kChunk) {
     const int j = int(threadIdx.x), rows = min(valid, kChunk);
     float acc[kChunk];
@@ -89,8 +91,7 @@ __global__ void __launch_bounds__(kThreads)
       const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * acc[l]);
       sm.x[l * ldf + j] = x;
 #pragma unroll
-      for (int i = l + 1; i < kChunk; ++i)
-        if (i < rows) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
+      for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
     }
   }
   __syncthreads();
