@@ -62,7 +62,7 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--fewest", o->table.fewest, "config key (e.g. layers): show its fewest value passing --threshold");
   cmd->add_option("--threshold", o->table.threshold,
                   "with --fewest: the mean (or the seeds --over-seeds names) must be above this (below, for "
-                  "lower-is-better metrics)")
+                  "lower-is-better metrics); with --passing: each seed's value")
       ->capture_default_str();
   cmd->add_option("--over-seeds", o->table.over_seeds,
                   "with --fewest: which seeds must pass: mean (their mean), best (at least one) or all")
@@ -73,6 +73,8 @@ void add_table_command(CLI::App& app) {
   cmd->add_flag("--per-seed", o->table.per_seed,
                "each cell lists every seed's value in seed order (· where a seed has no result) instead of mean ± "
                "std");
+  cmd->add_flag("--passing", o->table.passing,
+               "each cell counts the seeds whose value passes --threshold (k of n): how often a setting learns");
   cmd->add_option("--col-order", o->table.col_order,
                   "columns to show first, in this order (comma-separated, e.g. in_dist,sparse,dense); the others "
                   "follow")

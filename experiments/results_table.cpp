@@ -319,6 +319,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   const SeedRule& rule = seed_rule(o.over_seeds);
   if (rule.kind != SeedRule::kMean && o.fewest.empty()) throw Error("--over-seeds applies to --fewest tables only");
   if (o.per_seed && !o.fewest.empty()) throw Error("--per-seed and --fewest do not combine (use --over-seeds)");
+  if (o.passing && (o.per_seed || !o.fewest.empty() || o.counts))
+    throw Error("--passing does not combine with --per-seed, --fewest or --counts");
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
     fewest = resolve_dim(o.fewest, results, "--fewest");
@@ -401,7 +403,15 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::map<std::pair<json, json>, std::string> cells;
   std::set<size_t> counts;
   std::string heading;
-  if (!fewest && o.per_seed) {
+  const auto passing = [&](double x) { return higher_is_better ? x > o.threshold : x < o.threshold; };
+  if (o.passing) {
+    for (const auto& [cell, by_level] : values) {
+      const std::vector<double>& v = by_level.begin()->second;
+      cells[cell] = fmt::format("{} of {}", std::count_if(v.begin(), v.end(), passing), v.size());
+    }
+    heading = fmt::format("{} by {} and {}: seeds with {} {} {} (k of the n seeds with a result)", metric, o.rows,
+                          o.cols, metric, higher_is_better ? ">" : "<", o.threshold);
+  } else if (!fewest && o.per_seed) {
     for (const auto& [cell, by_level] : by_seed) {
       const std::map<json, std::vector<double>>& seeds = by_level.begin()->second;
       std::vector<std::string> shown;
@@ -438,7 +448,6 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                              "(Clopper–Pearson) 95% interval of the pooled rate",
                              trials_key(metric));
   } else {
-    const auto passing = [&](double x) { return higher_is_better ? x > o.threshold : x < o.threshold; };
     const auto passes = [&](const std::vector<double>& v) {
       if (rule.kind == SeedRule::kAny) return std::any_of(v.begin(), v.end(), passing);
       if (rule.kind == SeedRule::kAll) return std::all_of(v.begin(), v.end(), passing);

@@ -20,7 +20,7 @@ struct TableOptions {
   std::string split;       // only this eval split ("": all)
   std::vector<std::pair<std::string, json>> where;  // keep results whose config key equals the value
   std::string fewest;      // "": mean ± std table; else a config key: its fewest value passing `threshold`
-  double threshold = 0.9;  // passed when the mean is above it (below it for lower-is-better metrics)
+  double threshold = 0.9;  // passed when above it (below it for lower-is-better metrics): --fewest, --passing
   // With `fewest`, which seeds must pass: "mean" (their mean does), "best" (at least one seed), "all"
   // (every seed): learning that hinges on the seed shows as "best" passing well before "all".
   std::string over_seeds = "mean";
@@ -28,6 +28,9 @@ struct TableOptions {
   // Each cell lists every seed's value in seed order ("·" where a seed has no result) instead of the
   // mean ± std: outcomes that split by seed (a run learns or it does not) read as such.
   bool per_seed = false;
+  // Each cell counts the seeds whose value passes `threshold` ("2 of 3"): how often a setting learns,
+  // where outcomes are all-or-nothing per run.
+  bool passing = false;
   // Column values (as shown) to put first, in this order; the other columns follow in the default
   // order. A value that is not a column is an error.
   std::vector<std::string> col_order;

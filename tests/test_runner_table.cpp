@@ -226,3 +226,20 @@ TEST_CASE("table: two results of one seed in a cell (at one --fewest level) are 
   CHECK_THROWS_WITH(results_table(twice, o),
                     Catch::Contains("2 results with seed 0 for row rope and column in_dist at layers 1"));
 }
+
+TEST_CASE("table --passing: each cell counts the seeds that pass --threshold", "[runner]") {
+  const std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 1, 1, splits(0.3, 0.5, 0.0)),
+                                     result("rope", 2, 1, splits(0.05, 0.5, 0.0)), result("nope", 0, 1, splits(0.5, 0.5, 0.5))};
+  TableOptions o;
+  o.passing = true;
+  o.split = "in_dist";
+  o.threshold = 0.2;  // error_rate: lower is better, so a seed passes below 0.2
+  CHECK(results_table(results, o) ==
+        "error_rate by encoding and split: seeds with error_rate < 0.2 (k of the n seeds with a result)\n\n"
+        "| encoding \\ split | in_dist |\n"
+        "|---|---|\n"
+        "| nope | 0 of 1 |\n"
+        "| rope | 2 of 3 |\n");
+  o.per_seed = true;
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--passing does not combine"));
+}
