@@ -24,7 +24,8 @@ class FlipFlop : public Task {
         train_p_(o["p"].get<double>()),
         loss_on_all_(o["loss"] == "all"),
         eval_p_(number_splits(o["eval_splits"], "eval_splits", 0.0, 1.0, where)),
-        where_(where) {
+        where_(where),
+        draw_function_(draw_function_id("flipflop", o)) {
     if (length_ % 2 != 0)
       throw Error(fmt::format("{}: key 'length' has value {} (must be even: instruction–bit pairs)", where, length_));
     vocabulary_.symbols = {"w", "r", "i", "0", "1", "<bos>"};
@@ -38,7 +39,7 @@ class FlipFlop : public Task {
     check_split("flipflop", split, eval_splits());
     const double p = split == "train" ? train_p_ : eval_p_.at(split);
     CounterRng rng = example_rng("flipflop", split, seed, index);
-    return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r, p); },
+    return draw_for_split({draw_function_, split, seed, index}, rng, [&](CounterRng& r) { return draw(r, p); },
                           fmt::format("{}: flipflop split '{}' (length {})", where_, split, length_));
   }
 
@@ -85,6 +86,7 @@ class FlipFlop : public Task {
   bool loss_on_all_;
   std::map<std::string, double> eval_p_;
   std::string where_;
+  uint64_t draw_function_;
   Vocabulary vocabulary_;
 };
 

@@ -1,5 +1,12 @@
-// Example streams and the content-hash partition between training and evaluation.
+// Example streams, the content-hash partition between training and evaluation, and the remembered
+// starts of held-out draws.
 #include "tasks/holdout.h"
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <unordered_map>
 
 namespace pathbench {
 
@@ -18,5 +25,67 @@ uint64_t content_hash(const Example& example) {
 }
 
 bool is_held_out(const Example& example) { return mix64(content_hash(example)) % kHoldoutBuckets == 0; }
+
+namespace {
+
+// Interns strings as numbers from 1 (exact: the text is compared).
+uint64_t intern(const std::string& text) {
+  static std::mutex mutex;
+  static std::map<std::string, uint64_t> ids;
+  const std::lock_guard<std::mutex> lock(mutex);
+  return ids.emplace(text, ids.size() + 1).first->second;
+}
+
+// (function, split, seed, index), the split interned.
+using StartKey = std::array<uint64_t, 4>;
+
+struct StartKeyHash {
+  size_t operator()(const StartKey& k) const {
+    return size_t(combine_key(combine_key(k[0], k[1]), combine_key(k[2], k[3])));
+  }
+};
+
+// The map in shards, each with its own lock, so that threads drawing an evaluation batch rarely wait.
+struct Shard {
+  std::mutex mutex;
+  std::unordered_map<StartKey, uint64_t, StartKeyHash> starts;  // key → start of the accepted draw
+};
+constexpr size_t kShards = 64;
+std::array<Shard, kShards> shards;
+std::atomic<size_t> entries{0};
+
+StartKey start_key(const DrawKey& key) { return {key.function, intern("split " + key.split), key.seed, key.index}; }
+Shard& shard_of(const StartKey& k) { return shards[StartKeyHash{}(k) % kShards]; }
+
+}  // namespace
+
+uint64_t draw_function_id(const std::string& task, const json& options) {
+  return intern("function " + task + " " + options.dump());
+}
+
+HeldOutStarts& HeldOutStarts::instance() {
+  static HeldOutStarts starts;
+  return starts;
+}
+
+bool HeldOutStarts::find(const DrawKey& key, uint64_t& start) const {
+  const StartKey k = start_key(key);
+  Shard& s = shard_of(k);
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.starts.find(k);
+  if (it == s.starts.end()) return false;
+  start = it->second;
+  return true;
+}
+
+void HeldOutStarts::remember(const DrawKey& key, uint64_t start) {
+  if (entries.load(std::memory_order_relaxed) >= kMaxEntries) return;
+  const StartKey k = start_key(key);
+  Shard& s = shard_of(k);
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.starts.emplace(k, start).second) entries.fetch_add(1, std::memory_order_relaxed);
+}
+
+size_t HeldOutStarts::size() const { return entries.load(std::memory_order_relaxed); }
 
 }  // namespace pathbench

@@ -6,6 +6,11 @@
 // no seed or index of "train" can produce an example of any evaluation split, however small the
 // space of sequences. Where a space is so small that a side holds no sequence at all, drawing fails
 // with an Error instead of sharing examples.
+//
+// An evaluation example costs about kHoldoutBuckets draws, and every evaluation of every run that
+// shares the task's options and eval seed draws the same examples again. So the process remembers
+// where in its stream each held-out example's accepted draw started (HeldOutStarts) and draws it
+// again from there: one draw instead of about eight, the same example.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -27,14 +32,51 @@ CounterRng example_rng(const std::string& task, const std::string& split, uint64
 uint64_t content_hash(const Example& example);
 bool is_held_out(const Example& example);
 
-// Calls draw(rng) until the example lies on the side of `split` ("train" or an evaluation split).
-// `what` describes the draw for the error raised when no attempt succeeds.
+// A process-wide number (≥ 1) for a task's draw function: equal for equal (task, resolved options),
+// so that tasks built from one config share the remembered starts, and distinct otherwise (exact:
+// the options' text is compared, not a hash of it). 0 stands for "do not remember".
+uint64_t draw_function_id(const std::string& task, const json& options);
+
+// Which example a draw is: the task's draw function, the split, the seed and the index.
+struct DrawKey {
+  uint64_t function;
+  const std::string& split;
+  uint64_t seed, index;
+};
+
+// Where the accepted draw of each held-out example started in its stream. Safe for concurrent use;
+// stops remembering past kMaxEntries (≈ 130 MB; further examples are drawn the long way).
+class HeldOutStarts {
+ public:
+  static constexpr size_t kMaxEntries = size_t(1) << 21;
+  static HeldOutStarts& instance();
+  // The remembered start of `key`'s accepted draw, or false.
+  bool find(const DrawKey& key, uint64_t& start) const;
+  void remember(const DrawKey& key, uint64_t start);
+  size_t size() const;
+};
+
+// Calls draw(rng) until the example lies on the side of key.split ("train" or an evaluation split);
+// a held-out example seen before in this process is drawn once, from its remembered start. `what`
+// describes the draw for the error raised when no attempt succeeds.
 template <typename Draw>
-Example draw_for_split(const std::string& split, CounterRng& rng, Draw&& draw, const std::string& what) {
-  const bool want_held_out = split != "train";
-  for (int attempt = 0; attempt < kMaxDrawAttempts; ++attempt) {
+Example draw_for_split(const DrawKey& key, CounterRng& rng, Draw&& draw, const std::string& what) {
+  const bool want_held_out = key.split != "train";
+  const bool remembered = want_held_out && key.function != 0;
+  uint64_t start = 0;
+  if (remembered && HeldOutStarts::instance().find(key, start)) {
+    rng.seek(start);
     Example e = draw(rng);
-    if (is_held_out(e) == want_held_out) return e;
+    if (!is_held_out(e)) throw Error(what + ": a remembered held-out draw is not held out (internal error)");
+    return e;
+  }
+  for (int attempt = 0; attempt < kMaxDrawAttempts; ++attempt) {
+    start = rng.position();
+    Example e = draw(rng);
+    if (is_held_out(e) == want_held_out) {
+      if (remembered) HeldOutStarts::instance().remember(key, start);
+      return e;
+    }
   }
   throw Error(what + ": no sequence of the " + (want_held_out ? "held-out" : "training") + " side found after " +
               std::to_string(kMaxDrawAttempts) +

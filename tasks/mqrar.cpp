@@ -49,7 +49,8 @@ class Mqrar : public Task {
         queries_(o["queries"].get<int64_t>()),
         length_(o["length"].get<int64_t>()),
         loss_on_all_(o["loss"] == "all"),
-        where_(where) {
+        where_(where),
+        draw_function_(draw_function_id("mqrar", o)) {
     if (keys_ > key_vocab_)
       throw Error(fmt::format("{}: key 'keys' has value {} (more than key_vocab {})", where, keys_, key_vocab_));
     if (keys_ * min_assignments_ > pairs_)
@@ -78,7 +79,7 @@ class Mqrar : public Task {
   Example example(const std::string& split, uint64_t seed, uint64_t index) const override {
     check_split("mqrar", split, eval_splits());
     CounterRng rng = example_rng("mqrar", split, seed, index);
-    return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r); },
+    return draw_for_split({draw_function_, split, seed, index}, rng, [&](CounterRng& r) { return draw(r); },
                           fmt::format("{}: mqrar split '{}'", where_, split));
   }
 
@@ -132,6 +133,7 @@ class Mqrar : public Task {
   int64_t n_back_, pairs_, keys_, min_assignments_, key_vocab_, value_vocab_, queries_, length_;
   bool loss_on_all_;
   std::string where_;
+  uint64_t draw_function_;
   Vocabulary vocabulary_;
 };
 

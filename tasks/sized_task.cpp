@@ -13,6 +13,7 @@ namespace pathbench {
 SizedTask::SizedTask(std::string name, const json& o, const SizeOptions& keys, const std::string& where)
     : name_(std::move(name)),
       where_(where),
+      draw_function_(draw_function_id(name_, o)),
       min_(o[keys.min_key].get<int64_t>()),
       max_(o[keys.max_key].get<int64_t>()),
       curriculum_(o["curriculum_examples"].get<int64_t>()),
@@ -28,13 +29,13 @@ Example SizedTask::example(const std::string& split, uint64_t seed, uint64_t ind
   CounterRng rng = example_rng(name_, split, seed, index);
   if (split == "train") {
     const int64_t largest = train_max_at(index);
-    return draw_for_split(split, rng,
+    return draw_for_split({draw_function_, split, seed, index}, rng,
                           [&](CounterRng& r) { return draw(r, min_ + int64_t(r.below(uint64_t(largest - min_ + 1)))); },
                           fmt::format("{}: {} split 'train' (sizes {}..{})", where_, name_, min_, largest));
   }
   const auto& sizes = eval_.at(split);
   const int64_t size = sizes[index % sizes.size()];
-  return draw_for_split(split, rng, [&](CounterRng& r) { return draw(r, size); },
+  return draw_for_split({draw_function_, split, seed, index}, rng, [&](CounterRng& r) { return draw(r, size); },
                         fmt::format("{}: {} split '{}' size {}", where_, name_, split, size));
 }
 

@@ -51,6 +51,7 @@ class SizedTask : public Task {
   int64_t train_max_at(uint64_t index) const;
 
   std::string name_, where_;
+  uint64_t draw_function_;  // draw_function_id of (name, options)
   int64_t min_, max_;
   int64_t curriculum_;  // training examples over which the largest size grows (0: none)
   std::map<std::string, std::vector<int64_t>> eval_;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <omp.h>
 
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -120,9 +121,45 @@ TEST_CASE("drawing fails instead of sharing examples when a side of the partitio
   const bool held_out = is_held_out(only);
   CounterRng rng(1);
   auto draw = [&](CounterRng&) { return only; };
-  CHECK(draw_for_split(held_out ? "eval" : "train", rng, draw, "here").tokens == only.tokens);
-  CHECK_THROWS_WITH(draw_for_split(held_out ? "train" : "eval", rng, draw, "here"),
+  const std::string side = held_out ? "eval" : "train", other = held_out ? "train" : "eval";
+  CHECK(draw_for_split({0, side, 0, 0}, rng, draw, "here").tokens == only.tokens);
+  CHECK_THROWS_WITH(draw_for_split({0, other, 0, 0}, rng, draw, "here"),
                     Catch::StartsWith("here:") && Catch::Contains("too small"));
+}
+
+TEST_CASE("a held-out example drawn again starts from its remembered draw and is the same example", "[tasks]") {
+  const uint64_t seed = 918273645;  // a seed no other test draws, so the first pass finds nothing remembered
+  // One option changed per task: another draw function, whose examples are remembered apart.
+  const std::map<std::string, json> changes = {{"flipflop", {{"p", 0.5}}},
+                                               {"word_problem", {{"train_max_length", 20}}},
+                                               {"phonebook", {{"train_max_entries", 7}}},
+                                               {"mqrar", {{"length", 200}}}};
+  for (const json& config : small_configs()) {
+    INFO(config.dump());
+    json other = config;
+    other.merge_patch(changes.at(config["name"].get<std::string>()));
+    // (Building a task draws a probe example of each split, so all three are built before counting.)
+    const auto first_task = make(config), again = make(config), different = make(other);
+    const std::string split = first_task->eval_splits().front();
+    HeldOutStarts& starts = HeldOutStarts::instance();
+    const size_t before = starts.size();
+    std::vector<Example> first;
+    for (uint64_t i = 0; i < 40; ++i) first.push_back(first_task->example(split, seed, i));
+    CHECK(starts.size() == before + 40);
+    for (uint64_t i = 0; i < 40; ++i) first_task->example("train", seed, i);
+    CHECK(starts.size() == before + 40);  // training draws are not remembered
+    // A task built again from the same config draws from the remembered starts: nothing new is
+    // remembered, and every example is the one drawn the long way.
+    for (uint64_t i = 0; i < 40; ++i) {
+      const Example e = again->example(split, seed, i);
+      CHECK(e.tokens == first[i].tokens);
+      CHECK(e.targets == first[i].targets);
+      CHECK(e.score_mask == first[i].score_mask);
+    }
+    CHECK(starts.size() == before + 40);
+    different->example(split, seed, 0);
+    CHECK(starts.size() == before + 41);
+  }
 }
 
 TEST_CASE("metric accumulators score hand-made predictions", "[tasks]") {
