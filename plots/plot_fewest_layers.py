@@ -48,17 +48,23 @@ def plot(all_results, out_dir, threshold=THRESHOLD):
             result = fewest(f.of(enc), key, f.metric, f.higher_is_better, threshold)
             for g, depth in result.items():
                 rows.append([enc, g, f.metric, threshold, "" if depth is None else depth])
-            xs = [g for g, d in result.items() if d is not None]
             # a small vertical offset per encoding keeps overlapping lines apart
-            ys = [result[g] + (i - (len(f.encodings) - 1) / 2) * 0.04 for g in xs]
-            ax.plot(xs, ys, marker="o", ms=4, color=style.color(enc), label=style.label(enc))
+            offset = (i - (len(f.encodings) - 1) / 2) * 0.04
+            xs = [g for g, d in result.items() if d is not None]
+            ax.plot(xs, [result[g] + offset for g in xs], marker="o", ms=4, color=style.color(enc),
+                    label=style.label(enc))
+            # lengths where no depth passes sit on a row of their own above the deepest model
+            none = [g for g, d in result.items() if d is None]
+            ax.plot(none, [depths[-1] + 1 + offset] * len(none), linestyle="none", marker="x", ms=5,
+                    color=style.color(enc))
         ax.set_xscale("log", base=2)
-        ax.set_yticks(depths)
+        ax.set_yticks(depths + [depths[-1] + 1])
+        ax.set_yticklabels([str(d) for d in depths] + ["none ≤ {}".format(depths[-1])])
         group_name = key[len("per_"):]
         ax.set_xlabel(group_name.replace("_", " "))
         ax.set_ylabel("fewest layers with {} {} {:g}".format(f.metric.replace("_", " "),
                                                              ">" if f.higher_is_better else "<", threshold))
-        ax.set_title(f.title + " (missing: no depth up to {} passes)".format(depths[-1]), fontsize=9)
+        ax.set_title(f.title + " (×: no depth up to {} passes)".format(depths[-1]), fontsize=9)
         style.legend(ax)
         written.append(R.finish(fig, out_dir, "fewest-layers-" + f.name,
                                 ["encoding", group_name, "metric", "threshold", "fewest_layers"], rows))
