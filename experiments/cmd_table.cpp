@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
+#include "experiments/metrics_at_step.h"
 #include "experiments/result_file.h"
 #include "experiments/results_table.h"
 #include "experiments/sweep.h"
@@ -20,6 +21,7 @@ struct TableCommandOptions {
   TableOptions table;
   std::vector<std::string> where;
   std::string out;
+  int64_t at_step = 0;  // 0: final metrics
 };
 
 void table_command(TableCommandOptions o) {
@@ -29,10 +31,13 @@ void table_command(TableCommandOptions o) {
     o.table.where.emplace_back(w.key, w.value);
   }
   std::vector<std::string> unreadable;
-  const std::vector<json> results = load_results(o.dir, &unreadable);
+  std::vector<json> results = load_results(o.dir, &unreadable);
   for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
   if (results.empty()) throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", o.dir));
+  if (o.at_step > 0) use_metrics_at_step(results, o.at_step);
   std::string table = results_table(results, o.table);
+  if (o.at_step > 0)
+    table = fmt::format("(the evaluation at step {}; runs that ended earlier keep their last)\n", o.at_step) + table;
   if (!unreadable.empty())
     table = fmt::format("({} unreadable result file{} left out: see stderr)\n", unreadable.size(),
                         unreadable.size() == 1 ? "" : "s") + table;
@@ -79,6 +84,10 @@ void add_table_command(CLI::App& app) {
                   "columns to show first, in this order (comma-separated, e.g. in_dist,sparse,dense); the others "
                   "follow")
       ->delimiter(',');
+  cmd->add_option("--at-step", o->at_step,
+                  "use each run's periodic evaluation at this step (from its curve file) instead of its final "
+                  "metrics; runs that ended earlier keep their last")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--out", o->out, "also write the table to this file");
   cmd->callback([o]() { table_command(*o); });
 }

@@ -1,10 +1,14 @@
 // Result tables on fixture result documents: mean ± std across seeds, row and column order,
-// per-group columns, filters, the fewest-layers table, and the checks against mixing runs.
+// per-group columns, filters, the fewest-layers table, the checks against mixing runs, and the
+// metrics of an evaluation at a given step (--at-step).
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "experiments/file_output.h"
+#include "experiments/metrics_at_step.h"
 #include "experiments/result_file.h"
 #include "experiments/results_table.h"
+#include "tests/runner_fixture.h"
 
 using namespace pathbench;
 
@@ -242,4 +246,37 @@ TEST_CASE("table --passing: each cell counts the seeds that pass --threshold", "
         "| rope | 2 of 3 |\n");
   o.per_seed = true;
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--passing does not combine"));
+}
+
+TEST_CASE("table --at-step: each run's evaluation at that step, from its curve file", "[runner]") {
+  const std::string dir = pathbench::testing::fresh_temp_dir("table_at_step");
+  auto eval_line = [](int64_t step, double in_dist) {
+    return json{{"step", step}, {"eval", splits(in_dist, 0.5, 0.5)}}.dump() + "\n";
+  };
+  json long_run = result("rope", 0, 1, splits(0.01, 0.4, 0.0));
+  long_run["path"] = dir + "/long.json";
+  long_run["curve"] = "long.curve.jsonl";
+  long_run["steps_done"] = 3000;
+  long_run["config"]["training"] = {{"eval_every", 1000}};
+  write_file_atomically(dir + "/long.curve.jsonl", json{{"step", 100}, {"loss", 1.0}}.dump() + "\n" + eval_line(1000, 0.4) +
+                                                       eval_line(2000, 0.25) + eval_line(3000, 0.01));
+  json stopped = result("rope", 1, 1, splits(0.05, 0.4, 0.0));  // stopped early at step 1000
+  stopped["path"] = dir + "/stopped.json";
+  stopped["curve"] = "stopped.curve.jsonl";
+  stopped["steps_done"] = 1000;
+  stopped["config"]["training"] = long_run["config"]["training"];
+  std::vector<json> results = {long_run, stopped};
+  use_metrics_at_step(results, 2000);
+  CHECK(results[0]["metrics"]["in_dist"]["error_rate"] == 0.25);
+  CHECK(results[1]["metrics"]["in_dist"]["error_rate"] == 0.05);  // ended earlier: keeps its last
+  TableOptions o;
+  o.split = "in_dist";
+  CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 15 ± 14% |"));
+  std::vector<json> between = {long_run};
+  CHECK_THROWS_WITH(use_metrics_at_step(between, 2500),
+                    Catch::Contains("no evaluation at step 2500") && Catch::Contains("every 1000 steps"));
+  json no_curve = long_run;
+  no_curve["curve"] = "gone.curve.jsonl";
+  std::vector<json> missing = {no_curve};
+  CHECK_THROWS_WITH(use_metrics_at_step(missing, 2000), Catch::Contains("gone.curve.jsonl") && Catch::Contains("missing"));
 }
