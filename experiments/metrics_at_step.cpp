@@ -30,6 +30,7 @@ json evaluation_at(const std::string& curve_path, int64_t step) {
 void use_metrics_at_step(std::vector<json>& results, int64_t step) {
   for (json& r : results) {
     const std::string path = r.value("path", "?");
+    if (r.value("status", "") != "done") continue;            // left out of tables anyway
     if (r.value("steps_done", int64_t(0)) < step) continue;  // ended before `step`: its last metrics hold
     if (!r.contains("curve") || !r["curve"].is_string())
       throw Error(fmt::format("result '{}' names no curve file, so --at-step cannot read its evaluations", path));

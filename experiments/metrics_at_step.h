@@ -9,10 +9,11 @@
 
 namespace pathbench {
 
-// Replaces each result's "metrics" by the evaluation at `step` in its curve file (the result's
-// "curve", next to its "path"). A run that ended before `step` (it stopped early, or was shorter)
-// keeps its final metrics, as a curve plot holds its last value. A run without an evaluation at
-// `step` that went past it, or without a readable curve, is an Error naming the file.
+// Replaces each finished result's "metrics" by the evaluation at `step` in its curve file (the
+// result's "curve", next to its "path"); other statuses are left as they are (tables leave them
+// out). A run that ended before `step` (it stopped early, or was shorter) keeps its final metrics,
+// as a curve plot holds its last value. A run without an evaluation at `step` that went past it, or
+// without a readable curve, is an Error naming the file.
 void use_metrics_at_step(std::vector<json>& results, int64_t step);
 
 }  // namespace pathbench

@@ -275,6 +275,11 @@ TEST_CASE("table --at-step: each run's evaluation at that step, from its curve f
   std::vector<json> between = {long_run};
   CHECK_THROWS_WITH(use_metrics_at_step(between, 2500),
                     Catch::Contains("no evaluation at step 2500") && Catch::Contains("every 1000 steps"));
+  json failed = long_run;  // not finished: left as it is (tables leave it out)
+  failed["status"] = "failed";
+  failed["curve"] = "gone.curve.jsonl";
+  std::vector<json> unfinished = {failed};
+  CHECK_NOTHROW(use_metrics_at_step(unfinished, 2000));
   json no_curve = long_run;
   no_curve["curve"] = "gone.curve.jsonl";
   std::vector<json> missing = {no_curve};
