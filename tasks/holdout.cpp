@@ -36,26 +36,23 @@ uint64_t intern(const std::string& text) {
   return ids.emplace(text, ids.size() + 1).first->second;
 }
 
-// (function, split, seed, index), the split interned.
-using StartKey = std::array<uint64_t, 4>;
-
-struct StartKeyHash {
-  size_t operator()(const StartKey& k) const {
+struct HeldOutKeyHash {
+  size_t operator()(const HeldOutKey& k) const {
     return size_t(combine_key(combine_key(k[0], k[1]), combine_key(k[2], k[3])));
   }
 };
 
-// The map in shards, each with its own lock, so that threads drawing an evaluation batch rarely wait.
+// The remembered starts in shards, each with its own lock, so that threads drawing an evaluation
+// batch rarely wait.
 struct Shard {
   std::mutex mutex;
-  std::unordered_map<StartKey, uint64_t, StartKeyHash> starts;  // key → start of the accepted draw
+  std::unordered_map<HeldOutKey, uint64_t, HeldOutKeyHash> starts;  // key → start of the accepted draw
 };
 constexpr size_t kShards = 64;
 std::array<Shard, kShards> shards;
-std::atomic<size_t> entries{0};
+std::atomic<size_t> remembered{0};
 
-StartKey start_key(const DrawKey& key) { return {key.function, intern("split " + key.split), key.seed, key.index}; }
-Shard& shard_of(const StartKey& k) { return shards[StartKeyHash{}(k) % kShards]; }
+Shard& shard_of(const HeldOutKey& k) { return shards[HeldOutKeyHash{}(k) % kShards]; }
 
 }  // namespace
 
@@ -63,29 +60,26 @@ uint64_t draw_function_id(const std::string& task, const json& options) {
   return intern("function " + task + " " + options.dump());
 }
 
-HeldOutStarts& HeldOutStarts::instance() {
-  static HeldOutStarts starts;
-  return starts;
+HeldOutKey held_out_key(const DrawKey& key) {
+  return {key.function, intern("split " + key.split), key.seed, key.index};
 }
 
-bool HeldOutStarts::find(const DrawKey& key, uint64_t& start) const {
-  const StartKey k = start_key(key);
-  Shard& s = shard_of(k);
+bool find_held_out_start(const HeldOutKey& key, uint64_t& start) {
+  Shard& s = shard_of(key);
   const std::lock_guard<std::mutex> lock(s.mutex);
-  const auto it = s.starts.find(k);
+  const auto it = s.starts.find(key);
   if (it == s.starts.end()) return false;
   start = it->second;
   return true;
 }
 
-void HeldOutStarts::remember(const DrawKey& key, uint64_t start) {
-  if (entries.load(std::memory_order_relaxed) >= kMaxEntries) return;
-  const StartKey k = start_key(key);
-  Shard& s = shard_of(k);
+void remember_held_out_start(const HeldOutKey& key, uint64_t start) {
+  if (remembered.load(std::memory_order_relaxed) >= kMaxHeldOutStarts) return;
+  Shard& s = shard_of(key);
   const std::lock_guard<std::mutex> lock(s.mutex);
-  if (s.starts.emplace(k, start).second) entries.fetch_add(1, std::memory_order_relaxed);
+  if (s.starts.emplace(key, start).second) remembered.fetch_add(1, std::memory_order_relaxed);
 }
 
-size_t HeldOutStarts::size() const { return entries.load(std::memory_order_relaxed); }
+size_t held_out_starts_remembered() { return remembered.load(std::memory_order_relaxed); }
 
 }  // namespace pathbench

@@ -9,9 +9,10 @@
 //
 // An evaluation example costs about kHoldoutBuckets draws, and every evaluation of every run that
 // shares the task's options and eval seed draws the same examples again. So the process remembers
-// where in its stream each held-out example's accepted draw started (HeldOutStarts) and draws it
-// again from there: one draw instead of about eight, the same example.
+// where in its stream each held-out example's accepted draw started (remember_held_out_start) and
+// draws it again from there: one draw instead of about eight, the same example.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -44,17 +45,16 @@ struct DrawKey {
   uint64_t seed, index;
 };
 
-// Where the accepted draw of each held-out example started in its stream. Safe for concurrent use;
-// stops remembering past kMaxEntries (≈ 130 MB; further examples are drawn the long way).
-class HeldOutStarts {
- public:
-  static constexpr size_t kMaxEntries = size_t(1) << 21;
-  static HeldOutStarts& instance();
-  // The remembered start of `key`'s accepted draw, or false.
-  bool find(const DrawKey& key, uint64_t& start) const;
-  void remember(const DrawKey& key, uint64_t start);
-  size_t size() const;
-};
+// Where the accepted draw of each held-out example started in its stream, remembered for the
+// process; safe for concurrent use. Past kMaxHeldOutStarts entries (≈ 130 MB) nothing more is
+// remembered and further examples are drawn the long way.
+constexpr size_t kMaxHeldOutStarts = size_t(1) << 21;
+using HeldOutKey = std::array<uint64_t, 4>;  // (draw function, split, seed, index), the split interned
+HeldOutKey held_out_key(const DrawKey& key);
+// The remembered start of `key`'s accepted draw, or false.
+bool find_held_out_start(const HeldOutKey& key, uint64_t& start);
+void remember_held_out_start(const HeldOutKey& key, uint64_t start);
+size_t held_out_starts_remembered();
 
 // Calls draw(rng) until the example lies on the side of key.split ("train" or an evaluation split);
 // a held-out example seen before in this process is drawn once, from its remembered start. `what`
@@ -63,8 +63,9 @@ template <typename Draw>
 Example draw_for_split(const DrawKey& key, CounterRng& rng, Draw&& draw, const std::string& what) {
   const bool want_held_out = key.split != "train";
   const bool remembered = want_held_out && key.function != 0;
+  const HeldOutKey held_out = remembered ? held_out_key(key) : HeldOutKey{};
   uint64_t start = 0;
-  if (remembered && HeldOutStarts::instance().find(key, start)) {
+  if (remembered && find_held_out_start(held_out, start)) {
     rng.seek(start);
     Example e = draw(rng);
     if (!is_held_out(e)) throw Error(what + ": a remembered held-out draw is not held out (internal error)");
@@ -74,7 +75,7 @@ Example draw_for_split(const DrawKey& key, CounterRng& rng, Draw&& draw, const s
     start = rng.position();
     Example e = draw(rng);
     if (is_held_out(e) == want_held_out) {
-      if (remembered) HeldOutStarts::instance().remember(key, start);
+      if (remembered) remember_held_out_start(held_out, start);
       return e;
     }
   }

@@ -141,13 +141,12 @@ TEST_CASE("a held-out example drawn again starts from its remembered draw and is
     // (Building a task draws a probe example of each split, so all three are built before counting.)
     const auto first_task = make(config), again = make(config), different = make(other);
     const std::string split = first_task->eval_splits().front();
-    HeldOutStarts& starts = HeldOutStarts::instance();
-    const size_t before = starts.size();
+    const size_t before = held_out_starts_remembered();
     std::vector<Example> first;
     for (uint64_t i = 0; i < 40; ++i) first.push_back(first_task->example(split, seed, i));
-    CHECK(starts.size() == before + 40);
+    CHECK(held_out_starts_remembered() == before + 40);
     for (uint64_t i = 0; i < 40; ++i) first_task->example("train", seed, i);
-    CHECK(starts.size() == before + 40);  // training draws are not remembered
+    CHECK(held_out_starts_remembered() == before + 40);  // training draws are not remembered
     // A task built again from the same config draws from the remembered starts: nothing new is
     // remembered, and every example is the one drawn the long way.
     for (uint64_t i = 0; i < 40; ++i) {
@@ -156,9 +155,9 @@ TEST_CASE("a held-out example drawn again starts from its remembered draw and is
       CHECK(e.targets == first[i].targets);
       CHECK(e.score_mask == first[i].score_mask);
     }
-    CHECK(starts.size() == before + 40);
+    CHECK(held_out_starts_remembered() == before + 40);
     different->example(split, seed, 0);
-    CHECK(starts.size() == before + 41);
+    CHECK(held_out_starts_remembered() == before + 41);
   }
 }
 
