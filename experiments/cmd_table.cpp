@@ -74,12 +74,15 @@ void add_table_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--counts", o->table.counts,
                "rates: add the count pooled over seeds (errors or successes / scored predictions or sequences) "
-               "and its exact binomial 95% interval");
+               "and its exact binomial 95% interval; with --passing, the interval of the rate of passing seeds");
   cmd->add_flag("--per-seed", o->table.per_seed,
                "each cell lists every seed's value in seed order (· where a seed has no result) instead of mean ± "
                "std");
   cmd->add_flag("--passing", o->table.passing,
                "each cell counts the seeds whose value passes --threshold (k of n): how often a setting learns");
+  cmd->add_option("--against", o->table.against,
+                  "with --passing: test each row's count against this row's, per column (Fisher's exact test, "
+                  "two-sided p)");
   cmd->add_option("--col-order", o->table.col_order,
                   "columns to show first, in this order (comma-separated, e.g. in_dist,sparse,dense); the others "
                   "follow")

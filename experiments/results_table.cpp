@@ -11,6 +11,7 @@
 #include "core/attention/registry.h"
 #include "core/error.h"
 #include "experiments/binomial_interval.h"
+#include "experiments/fisher_exact.h"
 #include "experiments/json_path.h"
 
 namespace pathbench {
@@ -319,8 +320,9 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   const SeedRule& rule = seed_rule(o.over_seeds);
   if (rule.kind != SeedRule::kMean && o.fewest.empty()) throw Error("--over-seeds applies to --fewest tables only");
   if (o.per_seed && !o.fewest.empty()) throw Error("--per-seed and --fewest do not combine (use --over-seeds)");
-  if (o.passing && (o.per_seed || !o.fewest.empty() || o.counts))
-    throw Error("--passing does not combine with --per-seed, --fewest or --counts");
+  if (o.passing && (o.per_seed || !o.fewest.empty()))
+    throw Error("--passing does not combine with --per-seed or --fewest");
+  if (!o.against.empty() && !o.passing) throw Error("--against applies to --passing tables only");
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
     fewest = resolve_dim(o.fewest, results, "--fewest");
@@ -405,12 +407,37 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::string heading;
   const auto passing = [&](double x) { return higher_is_better ? x > o.threshold : x < o.threshold; };
   if (o.passing) {
+    std::map<std::pair<json, json>, PooledCount> passed;  // seeds passing, of the seeds with a result
     for (const auto& [cell, by_level] : values) {
       const std::vector<double>& v = by_level.begin()->second;
-      cells[cell] = fmt::format("{} of {}", std::count_if(v.begin(), v.end(), passing), v.size());
+      passed[cell] = {std::count_if(v.begin(), v.end(), passing), int64_t(v.size())};
+    }
+    const std::vector<json> row_values = ordered_values(row, records);
+    const auto reference = std::find_if(row_values.begin(), row_values.end(),
+                                        [&](const json& r) { return show(r) == o.against; });
+    if (!o.against.empty() && reference == row_values.end())
+      throw Error(fmt::format("--against '{}' is not a row of the table", o.against));
+    for (const auto& [cell, c] : passed) {
+      std::vector<std::string> notes;
+      if (o.counts) {
+        const auto [lo, hi] = clopper_pearson(c.k, c.n);
+        notes.push_back(fmt::format("{:.3g}%, CI {:.3g}–{:.3g}%", 100.0 * c.k / c.n, 100 * lo, 100 * hi));
+      }
+      if (!o.against.empty() && show(cell.first) != o.against) {
+        const auto ref = passed.find({*reference, cell.second});
+        if (ref != passed.end())
+          notes.push_back(fmt::format("p {:.2g}", fisher_exact_two_sided(c.k, c.n, ref->second.k, ref->second.n)));
+      }
+      cells[cell] = fmt::format("{} of {}", c.k, c.n);
+      if (!notes.empty()) cells[cell] += fmt::format(" ({})", fmt::join(notes, "; "));
     }
     heading = fmt::format("{} by {} and {}: seeds with {} {} {} (k of the n seeds with a result)", metric, o.rows,
                           o.cols, metric, higher_is_better ? ">" : "<", o.threshold);
+    if (o.counts) heading += "; the rate of passing seeds with its exact (Clopper–Pearson) 95% interval";
+    if (!o.against.empty())
+      heading += fmt::format("; p: Fisher's exact test (two-sided) of the row's k of n against row {}'s in the same "
+                             "column",
+                             o.against);
   } else if (!fewest && o.per_seed) {
     for (const auto& [cell, by_level] : by_seed) {
       const std::map<json, std::vector<double>>& seeds = by_level.begin()->second;

@@ -24,13 +24,18 @@ struct TableOptions {
   // With `fewest`, which seeds must pass: "mean" (their mean does), "best" (at least one seed), "all"
   // (every seed): learning that hinges on the seed shows as "best" passing well before "all".
   std::string over_seeds = "mean";
-  bool counts = false;     // add each cell's pooled count k / n and its exact 95 % interval (rate metrics)
+  // Add each cell's pooled count k / n and its exact 95 % interval (rate metrics); with `passing`,
+  // the interval of the rate of passing seeds.
+  bool counts = false;
   // Each cell lists every seed's value in seed order ("·" where a seed has no result) instead of the
   // mean ± std: outcomes that split by seed (a run learns or it does not) read as such.
   bool per_seed = false;
   // Each cell counts the seeds whose value passes `threshold` ("2 of 3"): how often a setting learns,
   // where outcomes are all-or-nothing per run.
   bool passing = false;
+  // With `passing`: a row (as shown) whose count each other row's is tested against, column by
+  // column (Fisher's exact test, two-sided): is one encoding's rate of learning really different?
+  std::string against;
   // Column values (as shown) to put first, in this order; the other columns follow in the default
   // order. A value that is not a column is an error.
   std::vector<std::string> col_order;

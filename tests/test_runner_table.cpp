@@ -248,6 +248,40 @@ TEST_CASE("table --passing: each cell counts the seeds that pass --threshold", "
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--passing does not combine"));
 }
 
+TEST_CASE("table --passing --counts --against: the pass rate's interval and Fisher's test against a row", "[runner]") {
+  const std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 1, 1, splits(0.3, 0.5, 0.0)),
+                                     result("rope", 2, 1, splits(0.05, 0.5, 0.0)), result("nope", 0, 1, splits(0.5, 0.5, 0.5))};
+  TableOptions o;
+  o.passing = true;
+  o.threshold = 0.2;
+  o.against = "nope";
+  // dense: 3 of 3 against 0 of 1 — of the tables with these margins (2 or 3 passes in rope's row,
+  // 3/4 and 1/4 likely) the observed one is the less likely, so p = 1/4.
+  CHECK(results_table(results, o) ==
+        "error_rate by encoding and split: seeds with error_rate < 0.2 (k of the n seeds with a result); p: Fisher's "
+        "exact test (two-sided) of the row's k of n against row nope's in the same column\n\n"
+        "| encoding \\ split | in_dist | sparse | dense |\n"
+        "|---|---|---|---|\n"
+        "| nope | 0 of 1 | 0 of 1 | 0 of 1 |\n"
+        "| rope | 2 of 3 (p 1) | 0 of 3 (p 1) | 3 of 3 (p 0.25) |\n");
+  // Clopper–Pearson for 2 of 3: the lower bound solves 3p² − 2p³ = 0.025, the upper one is 0.975^(1/3).
+  o.counts = true;
+  o.split = "in_dist";
+  o.against.clear();
+  CHECK(results_table(results, o) ==
+        "error_rate by encoding and split: seeds with error_rate < 0.2 (k of the n seeds with a result); the rate "
+        "of passing seeds with its exact (Clopper–Pearson) 95% interval\n\n"
+        "| encoding \\ split | in_dist |\n"
+        "|---|---|\n"
+        "| nope | 0 of 1 (0%, CI 0–97.5%) |\n"
+        "| rope | 2 of 3 (66.7%, CI 9.43–99.2%) |\n");
+  o.against = "sba";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--against 'sba' is not a row of the table"));
+  o.passing = false;
+  o.against = "nope";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--against applies to --passing tables only"));
+}
+
 TEST_CASE("table --at-step: each run's evaluation at that step, from its curve file", "[runner]") {
   const std::string dir = pathbench::testing::fresh_temp_dir("table_at_step");
   auto eval_line = [](int64_t step, double in_dist) {
