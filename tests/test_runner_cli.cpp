@@ -208,13 +208,13 @@ TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
 TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][plots]") {
   const std::string dir = fresh_temp_dir("plots");
   json doc = tiny_run_config();
-  doc["grid"] = json{{"model.encoding", {"nope", "rope"}}, {"model.n_layers", {1, 2}}};
+  doc["grid"] = json{{"model.encoding", {"nope", "rope"}}, {"model.n_layers", {1, 2}}, {"seed", {0, 1}}};
   SweepOptions options;
   options.out_dir = dir + "/results";
   options.config_file = "cfg.json";
   options.tasks = fixture_tasks();
   SweepProgress quiet(nullptr, SweepProgress::Mode::Quiet);
-  REQUIRE(run_sweep(plan_runs(doc, {}, "cfg.json", fixture_tasks()), options, quiet).done == 4);
+  REQUIRE(run_sweep(plan_runs(doc, {}, "cfg.json", fixture_tasks()), options, quiet).done == 8);
 
   std::string python;
   for (const char* candidate : {"python3", "/usr/bin/python3"})
@@ -242,6 +242,9 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
     CHECK(std::count(csv.begin(), csv.end(), '\n') >= 3);
     CHECK(csv.rfind("encoding,", 0) == 0);
   }
+  // The splits figures carry every seed's value ("seed:value", seed order) beside the mean.
+  CHECK_THAT(read_file(dir + "/plots/splits-parity-n_layers=1.csv"),
+             Catch::Contains("encoding,split,metric,mean,std,n,seeds") && Catch::Matches(R"([\s\S]*,0:[0-9.e-]+ 1:[0-9.e-]+\s[\s\S]*)"));
   CHECK_THAT(read_file(dir + "/plots/fewest-layers-parity.csv"),
              Catch::Contains("encoding,length,metric,threshold,fewest_layers"));
   const std::string sweep = read_file(dir + "/plots/sweep-n_layers-parity.csv");
