@@ -18,5 +18,6 @@ void add_sample_command(CLI::App& app);
 void add_op_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_bench_attention_command(CLI::App& app);
+void add_power_command(CLI::App& app);
 
 }  // namespace pathbench

@@ -1,5 +1,6 @@
 // Fisher's exact test against hand-countable tables and a brute-force reference that enumerates
-// the tables with exact integer binomial coefficients.
+// the tables with exact integer binomial coefficients; its power against values computed
+// independently (Python, math.comb over every outcome of the two groups).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -60,4 +61,21 @@ TEST_CASE("Fisher's exact test rejects impossible tables", "[stats]") {
   CHECK_THROWS_AS(fisher_exact_two_sided(5, 4, 1, 4), std::invalid_argument);
   CHECK_THROWS_AS(fisher_exact_two_sided(-1, 4, 1, 4), std::invalid_argument);
   CHECK_THROWS_AS(fisher_exact_two_sided(0, 0, 0, 0), std::invalid_argument);
+}
+
+TEST_CASE("the power of Fisher's exact test matches independently computed values", "[stats]") {
+  CHECK(fisher_power(0.25, 0.75, 8, 0.05) == Approx(0.40499089332297444).epsilon(1e-9));
+  CHECK(fisher_power(0.25, 0.625, 16, 0.05) == Approx(0.43653085837389705).epsilon(1e-9));
+  CHECK(fisher_power(0.0, 0.25, 16, 0.05) == Approx(0.36981382477097213).epsilon(1e-9));
+  // Equal rates: the rejection rate is the test's size, at most alpha (the test is conservative).
+  CHECK(fisher_power(0.3, 0.3, 10, 0.05) == Approx(0.011876875166213862).epsilon(1e-9));
+  for (double rate : {0.0, 0.2, 0.5, 0.9, 1.0})
+    for (int64_t n : {1, 5, 17}) CHECK(fisher_power(rate, rate, n, 0.05) <= 0.05);
+  // More seeds, more power; symmetric in the two groups.
+  CHECK(fisher_power(0.25, 0.75, 32, 0.05) > fisher_power(0.25, 0.75, 16, 0.05));
+  CHECK(fisher_power(0.75, 0.25, 16, 0.05) == Approx(fisher_power(0.25, 0.75, 16, 0.05)).epsilon(1e-12));
+  CHECK_THROWS_AS(fisher_power(1.5, 0.5, 8, 0.05), std::invalid_argument);
+  CHECK_THROWS_AS(fisher_power(0.5, 0.5, 0, 0.05), std::invalid_argument);
+  CHECK_THROWS_AS(fisher_power(0.5, 0.5, kMaxPowerSeeds + 1, 0.05), std::invalid_argument);
+  CHECK_THROWS_AS(fisher_power(0.5, 0.5, 8, 1.0), std::invalid_argument);
 }

@@ -135,6 +135,11 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_FALSE(fs::exists(dir + "/bad"));
   CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
+  CHECK_NOTHROW(cli({"power", "--rates", "0.25,0.75", "--seeds", "8"}));
+  CHECK_THROWS_WITH(cli({"power", "--rates", "0.25"}), Catch::Contains("--rates: give two pass rates"));
+  CHECK_THROWS_WITH(cli({"power", "--rates", "0.25,1.5"}), Catch::Contains("1.5 is not a rate"));
+  CHECK_THROWS_WITH(cli({"power", "--rates", "0.2,0.5", "--seeds", "0"}), Catch::Contains("--seeds: 0 is not"));
+  CHECK_THROWS_WITH(cli({"power", "--rates", "0.2,0.5", "--alpha", "2"}), Catch::Contains("--alpha"));
 }
 
 TEST_CASE("bench writes one timing per encoding and the source's git state", "[runner]") {
