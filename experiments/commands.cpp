@@ -12,6 +12,7 @@ void add_commands(CLI::App& app) {
   add_bench_command(app);
   add_bench_tasks_command(app);
   add_sample_command(app);
+  add_fisher_command(app);
   add_power_command(app);
   add_op_command(app);
   add_generate_command(app);

@@ -19,5 +19,6 @@ void add_op_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_bench_attention_command(CLI::App& app);
 void add_power_command(CLI::App& app);
+void add_fisher_command(CLI::App& app);
 
 }  // namespace pathbench

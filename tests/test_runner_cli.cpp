@@ -135,6 +135,9 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_FALSE(fs::exists(dir + "/bad"));
   CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
+  CHECK_NOTHROW(cli({"fisher", "4/6", "2/6"}));
+  for (const char* bad : {"4/", "/6", "7/6", "4/0", "-1/6", "4x6", "4/6x"})
+    CHECK_THROWS_WITH(cli({"fisher", bad, "2/6"}), Catch::Contains(std::string("count '") + bad + "'"));
   CHECK_NOTHROW(cli({"power", "--rates", "0.25,0.75", "--seeds", "8"}));
   CHECK_THROWS_WITH(cli({"power", "--rates", "0.25"}), Catch::Contains("--rates: give two pass rates"));
   CHECK_THROWS_WITH(cli({"power", "--rates", "0.25,1.5"}), Catch::Contains("1.5 is not a rate"));
