@@ -29,6 +29,10 @@ keep_earlier_logs() {  # DIR: sweep.log → sweep-K.log (and the CSV and summary
 
 for spec in "$@"; do
   IFS=':' read -r name config jobs limit <<< "$spec"
+  if ! [[ $limit =~ ^@?[0-9]*$ ]]; then
+    echo "gpu_sweeps: '$spec': the limit must be SECONDS or @SECONDS" >&2
+    exit 2
+  fi
   dir=runs/$name
   mkdir -p "$dir"
   keep_earlier_logs "$dir"
