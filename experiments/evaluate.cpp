@@ -3,20 +3,37 @@
 
 #include <algorithm>
 
+#include "experiments/batch_prefetch.h"
 #include "tasks/collate.h"
 
 namespace pathbench {
 
 namespace {
 
+// One evaluation batch: its examples (for the metrics) and their collated tokens.
+struct EvalBatch {
+  std::vector<Example> examples;
+  TokenBatch batch;
+};
+
 json evaluate_split(TrainingBackend& model, const Task& task, const std::string& split, const TrainingConfig& t,
-                    int64_t example_count) {
+                    int64_t example_count, bool draw_ahead) {
   std::unique_ptr<MetricAccumulator> metrics = task.metrics(split);
   double loss_sum = 0, weight_sum = 0;
-  for (int64_t first = 0; first < example_count; first += t.eval_batch_size) {
-    const int64_t count = std::min(t.eval_batch_size, example_count - first);
-    const std::vector<Example> examples = draw_examples(task, split, uint64_t(t.eval_seed), first, count);
-    const TokenBatch batch = collate(examples);
+  const int64_t size = t.eval_batch_size, batches = (example_count + size - 1) / size;
+  Prefetcher<EvalBatch> next(
+      [&](int64_t b) {
+        const int64_t first = b * size, count = std::min(size, example_count - first);
+        EvalBatch e{draw_examples(task, split, uint64_t(t.eval_seed), first, count), {}};
+        e.batch = collate(e.examples);
+        return e;
+      },
+      batches, draw_ahead);
+  for (int64_t b = 0; b < batches; ++b) {
+    const EvalBatch drawn = next.take(b);
+    const std::vector<Example>& examples = drawn.examples;
+    const TokenBatch& batch = drawn.batch;
+    const int64_t count = int64_t(examples.size());
     const Prediction prediction = model.predict(batch);
     double weight = 0;
     for (float w : batch.weights) weight += w;
@@ -35,10 +52,11 @@ json evaluate_split(TrainingBackend& model, const Task& task, const std::string&
 
 }  // namespace
 
-json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count) {
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count,
+              bool draw_ahead) {
   json out = json::object();
   for (const std::string& split : task.eval_splits())
-    out[split] = evaluate_split(model, task, split, training, example_count);
+    out[split] = evaluate_split(model, task, split, training, example_count, draw_ahead);
   return out;
 }
 

@@ -8,8 +8,10 @@
 namespace pathbench {
 
 // {split: metrics} over `example_count` examples of each eval split drawn with `training.eval_seed`,
-// in batches of `training.eval_batch_size`.
-json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count);
+// in batches of `training.eval_batch_size`; with `draw_ahead`, each batch after the first is drawn
+// while the model predicts the one before (the same batches, so the same metrics).
+json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count,
+              bool draw_ahead = false);
 
 // Whether `split`'s primary metric in `metrics` ({split: metrics}) has reached `target`: >= when
 // higher is better, <= otherwise; false when the metric is null (nothing scored).

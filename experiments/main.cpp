@@ -7,6 +7,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "experiments/batch_prefetch.h"
 #include "experiments/commands.h"
 
 int main(int argc, char** argv) {
@@ -14,7 +15,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   pathbench::add_commands(app);
   try {
-    pathbench::parse_gpu_wait(std::getenv("PATHBENCH_CUDA_SYNC"));  // a bad value stops every command at once
+    // A bad value of these stops every command at once.
+    pathbench::parse_gpu_wait(std::getenv("PATHBENCH_CUDA_SYNC"));
+    pathbench::parse_prefetch_mode(std::getenv("PATHBENCH_PREFETCH"));
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

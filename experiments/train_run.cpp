@@ -5,10 +5,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include "core/error.h"
 #include "core/optim/training_backend.h"
+#include "experiments/batch_prefetch.h"
 #include "experiments/evaluate.h"
 #include "experiments/file_output.h"
 #include "experiments/run_checkpoint.h"
@@ -67,9 +69,9 @@ int64_t final_eval_examples(const TrainingConfig& t) {
 }
 
 json timed_evaluation(TrainingBackend& backend, const Task& task, const TrainingConfig& t, int64_t examples,
-                      RunProgress& p) {
+                      bool draw_ahead, RunProgress& p) {
   const auto e0 = Clock::now();
-  json metrics = evaluate(backend, task, t, examples);
+  json metrics = evaluate(backend, task, t, examples, draw_ahead);
   p.eval_seconds += seconds_since(e0);
   return metrics;
 }
@@ -96,11 +98,14 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       }
     CurveWriter curve(outputs.curve, p.step);
     const int64_t steps = c.training.steps;
+    // On a GPU the next step's batch is drawn while the device runs this one.
+    const bool ahead = prefetch_enabled(parse_prefetch_mode(std::getenv("PATHBENCH_PREFETCH")), c.device);
+    Prefetcher<TokenBatch> batches([&](int64_t step) { return training_batch(task, c, step); }, steps, ahead);
 
     while (p.step < steps) {
       at_step = p.step + 1;
       const auto t0 = Clock::now();
-      const TokenBatch batch = training_batch(task, c, p.step);
+      const TokenBatch batch = batches.take(p.step);
       const TrainStep r = backend->step(batch);
       const double seconds = seconds_since(t0);
       if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
@@ -135,7 +140,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       bool last = step == steps;
       if (periodic && !last) {
         at_step = step;
-        p.metrics = timed_evaluation(*backend, task, c.training, c.training.eval_examples, p);
+        p.metrics = timed_evaluation(*backend, task, c.training, c.training.eval_examples, ahead, p);
         curve.write(eval_curve_line(step, p.metrics));
         last = !c.training.early_stop_split.empty() &&
                metric_reached(p.metrics, task, c.training.early_stop_split, c.training.early_stop_at);
@@ -143,7 +148,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       }
       if (last) {
         at_step = step;
-        p.metrics = timed_evaluation(*backend, task, c.training, final_eval_examples(c.training), p);
+        p.metrics = timed_evaluation(*backend, task, c.training, final_eval_examples(c.training), ahead, p);
         curve.write(eval_curve_line(step, p.metrics));
       }
       // (not at an early stop: a resumed run then repeats the steps to it and stops there again)

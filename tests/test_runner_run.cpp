@@ -241,6 +241,28 @@ TEST_CASE("CPU results do not depend on the thread count", "[runner]") {
   }
 }
 
+TEST_CASE("drawing batches ahead (PATHBENCH_PREFETCH=on) gives the same results", "[runner]") {
+  json doc = tiny_run_config();
+  doc["training"]["eval_examples"] = 10;  // three evaluation batches of 4, 4 and 2
+  doc["training"]["final_eval_examples"] = 13;
+  const auto runs = plan(doc);
+  std::vector<std::vector<json>> curves;
+  std::vector<json> metrics;
+  for (const char* mode : {"off", "on"}) {
+    const ScopedEnv prefetch("PATHBENCH_PREFETCH", mode);
+    const std::string dir = fresh_temp_dir(std::string("prefetch-") + mode);
+    REQUIRE(run(runs, dir).done == 1);
+    curves.push_back(curve_values(run_files(dir, runs[0]).curve));
+    metrics.push_back(json::parse(read_file(run_files(dir, runs[0]).result))["metrics"]);
+  }
+  CHECK(curves[1] == curves[0]);
+  CHECK(metrics[1] == metrics[0]);
+  const ScopedEnv bad("PATHBENCH_PREFETCH", "sometimes");
+  const std::string dir = fresh_temp_dir("prefetch-bad");
+  REQUIRE(run(runs, dir).failed == 1);
+  CHECK_THAT(read_file(run_files(dir, runs[0]).result), Catch::Contains("PATHBENCH_PREFETCH has value 'sometimes'"));
+}
+
 TEST_CASE("a killed sweep resumes: done runs kept, temp files ignored, no duplicates", "[runner]") {
   const std::string dir = fresh_temp_dir("resume");
   const auto runs = plan(sweep_of(json{{"seed", {0, 1, 2}}}));
