@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <omp.h>
 #include <optional>
 #include <string>
 #include <thread>
@@ -24,12 +25,18 @@ bool prefetch_enabled(PrefetchMode mode, const std::string& device);
 // Items make(0), make(1), …, make(limit − 1), one at a time: take(i) returns make(i) and, with a
 // worker, starts make(i + 1) on it before returning. Taking indices in order gets every item but
 // the first from the worker; another index is made in line (a prefetched item not taken is
-// dropped). An exception of make reaches the caller of take for that index only.
+// dropped). An exception of make reaches the caller of take for that index only. The worker's
+// OpenMP regions use as many threads as the constructing thread's (a new thread would otherwise
+// start from OpenMP's default, every core, whatever the run's `threads`).
 template <typename Item>
 class Prefetcher {
  public:
   Prefetcher(std::function<Item(int64_t)> make, int64_t limit, bool worker) : make_(std::move(make)), limit_(limit) {
-    if (worker) thread_ = std::thread([this] { work(); });
+    if (worker)
+      thread_ = std::thread([this, threads = omp_get_max_threads()] {
+        omp_set_num_threads(threads);
+        work();
+      });
   }
   ~Prefetcher() {
     if (!thread_.joinable()) return;

@@ -1,9 +1,11 @@
 // The prefetcher that draws the next batch on a worker thread: every item is make(index) whichever
 // way it is made, in order or not; failures reach the taker of that index only; no item is made
-// at or past the limit; and the PATHBENCH_PREFETCH modes.
+// at or past the limit; the worker's OpenMP thread count is the caller's; and the PATHBENCH_PREFETCH
+// modes.
 #include <catch2/catch.hpp>
 
 #include <mutex>
+#include <omp.h>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -62,6 +64,17 @@ TEST_CASE("a failure made ahead reaches only the taker of its index", "[prefetch
   CHECK(p.take(2) == "item 2");     // item 3 made ahead again
   CHECK_THROWS_WITH(p.take(3), "no item 3");
   CHECK(p.take(4) == "item 4");     // and the prefetcher goes on
+}
+
+TEST_CASE("the worker's OpenMP regions use the caller's thread count", "[prefetch]") {
+  const int before = omp_get_max_threads();
+  for (int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    Prefetcher<int> p([](int64_t) { return omp_get_max_threads(); }, 3, true);
+    p.take(0);                      // made here
+    CHECK(p.take(1) == threads);    // made on the worker
+  }
+  omp_set_num_threads(before);
 }
 
 TEST_CASE("PATHBENCH_PREFETCH: auto draws ahead on GPU runs only; on, off; anything else is an error", "[prefetch]") {
