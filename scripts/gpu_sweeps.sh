@@ -29,7 +29,7 @@ keep_earlier_logs() {  # DIR: sweep.log → sweep-K.log (and the CSV and summary
 
 for spec in "$@"; do
   IFS=':' read -r name config jobs limit <<< "$spec"
-  if ! [[ $limit =~ ^@?[0-9]*$ ]]; then
+  if ! [[ $limit =~ ^(@?[0-9]+)?$ ]]; then
     echo "gpu_sweeps: '$spec': the limit must be SECONDS or @SECONDS" >&2
     exit 2
   fi
