@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "experiments/commands.h"
@@ -22,6 +23,7 @@ struct TableCommandOptions {
   std::vector<std::string> where;
   std::string out;
   int64_t at_step = 0;  // 0: final metrics
+  std::optional<double> first_step;  // the threshold of --first-step
 };
 
 void table_command(TableCommandOptions o) {
@@ -34,10 +36,25 @@ void table_command(TableCommandOptions o) {
   std::vector<json> results = load_results(o.dir, &unreadable);
   for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
   if (results.empty()) throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", o.dir));
+  if (o.at_step > 0 && o.first_step) throw Error("--at-step and --first-step do not combine");
   if (o.at_step > 0) use_metrics_at_step(results, o.at_step);
+  std::string reached;  // what --first-step counts, for the note above the table
+  if (o.first_step) {
+    std::string metric = o.table.metric;
+    for (const json& r : results)
+      if (metric.empty() && r.value("status", "") == "done") metric = r.value("primary_metric", "");
+    reached = fmt::format("{} reached {}", metric, *o.first_step);
+    use_first_step_reaching(results, o.table.metric, *o.first_step);
+    o.table.metric = "first_step";
+  }
   std::string table = results_table(results, o.table);
   if (o.at_step > 0)
     table = fmt::format("(the evaluation at step {}; runs that ended earlier keep their last)\n", o.at_step) + table;
+  if (o.first_step)
+    table = fmt::format("(first_step: each run's first evaluation step at which {}; · or a smaller n: runs that "
+                        "never did, which means leave out)\n",
+                        reached) +
+            table;
   if (!unreadable.empty())
     table = fmt::format("({} unreadable result file{} left out: see stderr)\n", unreadable.size(),
                         unreadable.size() == 1 ? "" : "s") + table;
@@ -91,6 +108,10 @@ void add_table_command(CLI::App& app) {
                   "use each run's periodic evaluation at this step (from its curve file) instead of its final "
                   "metrics; runs that ended earlier keep their last")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--first-step", o->first_step,
+                  "show instead each run's first evaluation step at which --metric (default: the primary metric) "
+                  "reached this value (from its curve file): how fast each run learned")
+      ->check(CLI::Number);
   cmd->add_option("--out", o->out, "also write the table to this file");
   cmd->callback([o]() { table_command(*o); });
 }

@@ -1,11 +1,12 @@
-// The metrics of each run's periodic evaluation at a given step, read from its curve file.
+// Each run's periodic evaluations, read from its curve file: the one at a given step, or the first
+// step at which a metric reached a threshold.
 #include "experiments/metrics_at_step.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
-#include <string>
 
 #include "core/error.h"
 #include "experiments/file_output.h"
@@ -14,34 +15,67 @@ namespace pathbench {
 
 namespace {
 
-// The curve line of the evaluation at `step` ({"step": …, "eval": {split: metrics}}), or null.
-json evaluation_at(const std::string& curve_path, int64_t step) {
-  std::istringstream lines(read_file(curve_path));
+// The evaluation lines of a finished result's curve ({"step": …, "eval": {split: metrics}}), in
+// file order; an Error naming the file when the result has no readable curve.
+std::vector<json> curve_evaluations(const json& result, const char* option) {
+  const std::string path = result.value("path", "?");
+  if (!result.contains("curve") || !result["curve"].is_string())
+    throw Error(fmt::format("result '{}' names no curve file, so {} cannot read its evaluations", path, option));
+  const std::string curve = (std::filesystem::path(path).parent_path() / result["curve"].get<std::string>()).string();
+  if (!std::filesystem::is_regular_file(curve))
+    throw Error(fmt::format("result '{}': its curve file '{}' is missing", path, curve));
+  std::vector<json> evaluations;
+  std::istringstream lines(read_file(curve));
   std::string line;
   while (std::getline(lines, line)) {
-    const json entry = json::parse(line, nullptr, false);
-    if (entry.is_object() && entry.contains("eval") && entry.value("step", int64_t(-1)) == step) return entry["eval"];
+    json entry = json::parse(line, nullptr, false);
+    if (entry.is_object() && entry.contains("eval") && entry["eval"].is_object()) evaluations.push_back(std::move(entry));
   }
-  return nullptr;
+  return evaluations;
 }
 
 }  // namespace
 
 void use_metrics_at_step(std::vector<json>& results, int64_t step) {
   for (json& r : results) {
-    const std::string path = r.value("path", "?");
     if (r.value("status", "") != "done") continue;            // left out of tables anyway
     if (r.value("steps_done", int64_t(0)) < step) continue;  // ended before `step`: its last metrics hold
-    if (!r.contains("curve") || !r["curve"].is_string())
-      throw Error(fmt::format("result '{}' names no curve file, so --at-step cannot read its evaluations", path));
-    const std::string curve = (std::filesystem::path(path).parent_path() / r["curve"].get<std::string>()).string();
-    if (!std::filesystem::is_regular_file(curve))
-      throw Error(fmt::format("result '{}': its curve file '{}' is missing", path, curve));
-    const json metrics = evaluation_at(curve, step);
+    json metrics;
+    for (const json& e : curve_evaluations(r, "--at-step"))
+      if (e.value("step", int64_t(-1)) == step) {
+        metrics = e["eval"];
+        break;
+      }
     if (metrics.is_null())
-      throw Error(fmt::format("result '{}' has no evaluation at step {} in '{}' (its config evaluates every {} steps)",
-                              path, step, curve, r["config"]["training"].value("eval_every", int64_t(0))));
+      throw Error(fmt::format("result '{}' has no evaluation at step {} in its curve '{}' (its config evaluates every "
+                              "{} steps)",
+                              r.value("path", "?"), step, r["curve"].get<std::string>(),
+                              r["config"]["training"].value("eval_every", int64_t(0))));
     r["metrics"] = metrics;
+  }
+}
+
+void use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold) {
+  for (json& r : results) {
+    if (r.value("status", "") != "done") continue;
+    const std::string m = metric.empty() ? r.value("primary_metric", "") : metric;
+    const bool higher_is_better = m == r.value("primary_metric", "")
+                                      ? r.value("higher_is_better", true)
+                                      : m.find("error") == std::string::npos && m.find("loss") == std::string::npos;
+    std::map<std::string, json> first;  // split → step, or null while not reached
+    for (const json& e : curve_evaluations(r, "--first-step"))
+      for (const auto& [split, values] : e["eval"].items()) {
+        json& step = first.emplace(split, nullptr).first->second;
+        const json value = values.is_object() ? values.value(m, json()) : json();
+        if (!step.is_null() || !value.is_number()) continue;
+        const double v = value.get<double>();
+        if (higher_is_better ? v >= threshold : v <= threshold) step = e.value("step", int64_t(0));
+      }
+    json metrics = json::object();
+    for (const auto& [split, step] : first) metrics[split] = json{{"first_step", step}};
+    r["metrics"] = metrics;
+    r["primary_metric"] = "first_step";
+    r["higher_is_better"] = false;
   }
 }
 

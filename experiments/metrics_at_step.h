@@ -1,8 +1,10 @@
-// `pathbench table --at-step N`: a table of the metrics each run had at its periodic evaluation at
-// step N (from its curve file) instead of its final ones, e.g. to screen many short runs by how far
-// they got early.
+// Tables from each run's periodic evaluations (its curve file) instead of its final metrics:
+// `pathbench table --at-step N` (the metrics at step N, e.g. to screen many short runs by how far
+// they got early) and `--first-step X` (the step at which a metric first reached X: how fast each
+// run learned, for runs whose outcome is a transition).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/options.h"
@@ -15,5 +17,11 @@ namespace pathbench {
 // as a curve plot holds its last value. A run without an evaluation at `step` that went past it, or
 // without a readable curve, is an Error naming the file.
 void use_metrics_at_step(std::vector<json>& results, int64_t step);
+
+// Replaces each finished result's metrics by {split: {"first_step": S}}, S the step of the first
+// evaluation in its curve at which `metric` (the result's primary metric when empty) on that split
+// reached `threshold` (>= it where higher is better, <= it otherwise), or null where it never did;
+// the results' primary metric becomes "first_step", lower being better. The same errors as above.
+void use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold);
 
 }  // namespace pathbench

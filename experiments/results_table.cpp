@@ -366,11 +366,9 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       throw Error(fmt::format("result {} has two values for row {} and column {} (a group in several splits?); "
                               "pick a split with --split",
                               (*r.result)["path"].get<std::string>(), show(cell.first), show(cell.second)));
-    if (r.value.is_number()) {
-      const json seed = config_value(*r.result, "seed");
-      all_seeds.insert(seed);
-      by_seed[cell][level][seed].push_back(r.value.get<double>());
-    }
+    const json seed = config_value(*r.result, "seed");
+    all_seeds.insert(seed);  // a seed whose value is null still gets its place ("·") in --per-seed cells
+    if (r.value.is_number()) by_seed[cell][level][seed].push_back(r.value.get<double>());
     PooledCount& c = pooled[cell];
     if (r.value.is_number() && r.trials.is_number_integer()) {
       const int64_t n = r.trials.get<int64_t>();
@@ -402,6 +400,12 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   const bool percent = is_ratio_metric(metric);
   const double scale = percent ? 100.0 : 1.0;
   const char* unit = percent ? "%" : "";
+  // Counts and steps (every value a whole number, not a rate) print as whole numbers: 21000, not 2.1e+04.
+  bool whole = !percent;
+  for (const Record& r : records)
+    whole = whole && (!r.value.is_number() || (std::fabs(r.value.get<double>()) < 1e15 &&
+                                                   r.value.get<double>() == std::floor(r.value.get<double>())));
+  const auto shown_value = [&](double x) { return whole ? fmt::format("{:.0f}", x) : fmt::format("{:.3g}", x); };
   std::map<std::pair<json, json>, std::string> cells;
   std::set<size_t> counts;
   std::string heading;
@@ -444,7 +448,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       std::vector<std::string> shown;
       for (const json& seed : all_seeds) {
         const auto it = seeds.find(seed);
-        shown.push_back(it == seeds.end() ? "·" : fmt::format("{:.3g}", it->second.front() * scale));
+        shown.push_back(it == seeds.end() ? "·" : shown_value(it->second.front() * scale));
       }
       cells[cell] = fmt::format("{}", fmt::join(shown, " / "));
       if (o.counts && percent) cells[cell] += count_text(pooled[cell], scale, unit);
@@ -461,8 +465,9 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     for (const auto& [cell, by_level] : values) {
       const Stats s = stats_of(by_level.begin()->second);
       counts.insert(s.n);
-      cells[cell] = s.n > 1 ? fmt::format("{:.3g} ± {:.2g}{}", s.mean * scale, s.std * scale, unit)
-                            : fmt::format("{:.3g}{}", s.mean * scale, unit);
+      cells[cell] = s.n > 1 && whole ? fmt::format("{:.0f} ± {:.0f}", s.mean, s.std)
+                    : s.n > 1          ? fmt::format("{:.3g} ± {:.2g}{}", s.mean * scale, s.std * scale, unit)
+                                       : fmt::format("{}{}", shown_value(s.mean * scale), unit);
       if (o.counts && percent) cells[cell] += count_text(pooled[cell], scale, unit);
     }
     const std::string n = counts.empty()        ? "0"

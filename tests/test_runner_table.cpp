@@ -1,6 +1,7 @@
 // Result tables on fixture result documents: mean ± std across seeds, row and column order,
-// per-group columns, filters, the fewest-layers table, the checks against mixing runs, and the
-// metrics of an evaluation at a given step (--at-step).
+// per-group columns, filters, the fewest-layers table, the checks against mixing runs, and tables
+// from the runs' curves: the metrics of an evaluation at a given step (--at-step) and the first step
+// reaching a threshold (--first-step).
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -318,4 +319,41 @@ TEST_CASE("table --at-step: each run's evaluation at that step, from its curve f
   no_curve["curve"] = "gone.curve.jsonl";
   std::vector<json> missing = {no_curve};
   CHECK_THROWS_WITH(use_metrics_at_step(missing, 2000), Catch::Contains("gone.curve.jsonl") && Catch::Contains("missing"));
+}
+
+TEST_CASE("table --first-step: each run's first evaluation step reaching a threshold, from its curve", "[runner]") {
+  const std::string dir = pathbench::testing::fresh_temp_dir("table_first_step");
+  auto eval_line = [](int64_t step, double in_dist, double sparse) {
+    return json{{"step", step}, {"eval", splits(in_dist, sparse, 0.5)}}.dump() + "\n";
+  };
+  auto with_curve = [&](json r, const std::string& name, const std::string& lines) {
+    r["path"] = dir + "/" + name + ".json";
+    r["curve"] = name + ".curve.jsonl";
+    write_file_atomically(dir + "/" + name + ".curve.jsonl", json{{"step", 100}, {"loss", 1.0}}.dump() + "\n" + lines);
+    return r;
+  };
+  // error_rate, lower is better: in_dist reaches 0.3 at 2000, 3000 and never; sparse at 1000 only
+  // in the first run.
+  std::vector<json> results = {
+      with_curve(result("rope", 0, 1, splits(0.01, 0.1, 0.5)), "a",
+                 eval_line(1000, 0.4, 0.1) + eval_line(2000, 0.25, 0.4) + eval_line(3000, 0.01, 0.1)),
+      with_curve(result("rope", 1, 1, splits(0.2, 0.4, 0.5)), "b",
+                 eval_line(1000, 0.5, 0.5) + eval_line(2000, 0.4, 0.5) + eval_line(3000, 0.2, 0.4)),
+      with_curve(result("rope", 2, 1, splits(0.35, 0.4, 0.5)), "c", eval_line(1000, 0.35, 0.4))};
+  use_first_step_reaching(results, "", 0.3);
+  CHECK(results[0]["metrics"]["in_dist"]["first_step"] == 2000);
+  CHECK(results[0]["metrics"]["sparse"]["first_step"] == 1000);  // the first time, though it rose again
+  CHECK(results[1]["metrics"]["sparse"]["first_step"].is_null());
+  CHECK(results[2]["metrics"]["in_dist"]["first_step"].is_null());
+  CHECK(results[0]["primary_metric"] == "first_step");
+  TableOptions o;
+  o.split = "in_dist";
+  o.per_seed = true;
+  CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 2000 / 3000 / · |"));  // whole numbers
+  o.per_seed = false;
+  CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 2500 ± 707 |"));  // the runs that reached it
+  std::vector<json> no_curve = {result("rope", 0, 1, splits(0.01, 0.1, 0.5))};
+  no_curve[0]["path"] = dir + "/none.json";
+  no_curve[0]["curve"] = "none.curve.jsonl";
+  CHECK_THROWS_WITH(use_first_step_reaching(no_curve, "", 0.3), Catch::Contains("none.curve.jsonl") && Catch::Contains("missing"));
 }
