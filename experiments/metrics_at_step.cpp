@@ -3,9 +3,11 @@
 #include "experiments/metrics_at_step.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -63,14 +65,20 @@ void use_first_step_reaching(std::vector<json>& results, const std::string& metr
                                       ? r.value("higher_is_better", true)
                                       : m.find("error") == std::string::npos && m.find("loss") == std::string::npos;
     std::map<std::string, json> first;  // split → step, or null while not reached
+    std::set<std::string> known;         // the metrics the evaluations have
     for (const json& e : curve_evaluations(r, "--first-step"))
       for (const auto& [split, values] : e["eval"].items()) {
         json& step = first.emplace(split, nullptr).first->second;
-        const json value = values.is_object() ? values.value(m, json()) : json();
+        if (!values.is_object()) continue;
+        for (const auto& [key, value] : values.items()) known.insert(key);
+        const json value = values.value(m, json());
         if (!step.is_null() || !value.is_number()) continue;
         const double v = value.get<double>();
         if (higher_is_better ? v >= threshold : v <= threshold) step = e.value("step", int64_t(0));
       }
+    if (!known.count(m))
+      throw Error(fmt::format("--first-step: metric '{}' is not in the evaluations of '{}' (they have: {})", m,
+                              r.value("path", "?"), fmt::join(known, ", ")));
     json metrics = json::object();
     for (const auto& [split, step] : first) metrics[split] = json{{"first_step", step}};
     r["metrics"] = metrics;

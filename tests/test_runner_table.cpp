@@ -340,6 +340,7 @@ TEST_CASE("table --first-step: each run's first evaluation step reaching a thres
       with_curve(result("rope", 1, 1, splits(0.2, 0.4, 0.5)), "b",
                  eval_line(1000, 0.5, 0.5) + eval_line(2000, 0.4, 0.5) + eval_line(3000, 0.2, 0.4)),
       with_curve(result("rope", 2, 1, splits(0.35, 0.4, 0.5)), "c", eval_line(1000, 0.35, 0.4))};
+  const json results_copy = results[0];
   use_first_step_reaching(results, "", 0.3);
   CHECK(results[0]["metrics"]["in_dist"]["first_step"] == 2000);
   CHECK(results[0]["metrics"]["sparse"]["first_step"] == 1000);  // the first time, though it rose again
@@ -352,6 +353,9 @@ TEST_CASE("table --first-step: each run's first evaluation step reaching a thres
   CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 2000 / 3000 / · |"));  // whole numbers
   o.per_seed = false;
   CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 2500 ± 707 |"));  // the runs that reached it
+  std::vector<json> other = {results_copy};
+  CHECK_THROWS_WITH(use_first_step_reaching(other, "bogus", 0.3),
+                    Catch::Contains("metric 'bogus' is not in the evaluations") && Catch::Contains("error_rate"));
   std::vector<json> no_curve = {result("rope", 0, 1, splits(0.01, 0.1, 0.5))};
   no_curve[0]["path"] = dir + "/none.json";
   no_curve[0]["curve"] = "none.curve.jsonl";
