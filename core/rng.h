@@ -37,8 +37,7 @@ class CounterRng {
   // Uniform integer in [0, n).
   uint64_t below(uint64_t n) { return static_cast<uint64_t>(uniform() * static_cast<double>(n)); }
   bool bernoulli(double p) { return uniform() < p; }
-  // The stream's key and the index of its next draw; seek(n) makes draw n the next one.
-  uint64_t key() const { return key_; }
+  // The index of the stream's next draw; seek(n) makes draw n the next one.
   uint64_t position() const { return counter_; }
   void seek(uint64_t n) { counter_ = n; }
   // Standard normal (Box-Muller, one value per two draws).

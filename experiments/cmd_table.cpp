@@ -1,6 +1,7 @@
 // `pathbench table DIR`: a markdown table over the result files in a folder (mean ± std across
 // seeds, or each seed's value), or the fewest-layers-reaching-a-threshold table.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <optional>
@@ -40,11 +41,8 @@ void table_command(TableCommandOptions o) {
   if (o.at_step > 0) use_metrics_at_step(results, o.at_step);
   std::string reached;  // what --first-step counts, for the note above the table
   if (o.first_step) {
-    std::string metric = o.table.metric;
-    for (const json& r : results)
-      if (metric.empty() && r.value("status", "") == "done") metric = r.value("primary_metric", "");
-    reached = fmt::format("{} reached {}", metric, *o.first_step);
-    use_first_step_reaching(results, o.table.metric, *o.first_step);
+    const std::set<std::string> used = use_first_step_reaching(results, o.table.metric, *o.first_step);
+    reached = fmt::format("{} reached {}", fmt::join(used, ", "), *o.first_step);
     o.table.metric = "first_step";
   }
   std::string table = results_table(results, o.table);

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "experiments/file_output.h"
+#include "experiments/results_table.h"
 
 namespace pathbench {
 
@@ -31,7 +32,8 @@ std::vector<json> curve_evaluations(const json& result, const char* option) {
   std::string line;
   while (std::getline(lines, line)) {
     json entry = json::parse(line, nullptr, false);
-    if (entry.is_object() && entry.contains("eval") && entry["eval"].is_object()) evaluations.push_back(std::move(entry));
+    if (entry.is_object() && entry.contains("eval") && entry["eval"].is_object())
+      evaluations.push_back(std::move(entry));
   }
   return evaluations;
 }
@@ -57,13 +59,13 @@ void use_metrics_at_step(std::vector<json>& results, int64_t step) {
   }
 }
 
-void use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold) {
+std::set<std::string> use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold) {
+  std::set<std::string> used;
   for (json& r : results) {
     if (r.value("status", "") != "done") continue;
     const std::string m = metric.empty() ? r.value("primary_metric", "") : metric;
-    const bool higher_is_better = m == r.value("primary_metric", "")
-                                      ? r.value("higher_is_better", true)
-                                      : m.find("error") == std::string::npos && m.find("loss") == std::string::npos;
+    const bool higher_is_better = pathbench::higher_is_better(r, m);
+    used.insert(m);
     std::map<std::string, json> first;  // split → step, or null while not reached
     std::set<std::string> known;         // the metrics the evaluations have
     for (const json& e : curve_evaluations(r, "--first-step"))
@@ -85,6 +87,7 @@ void use_first_step_reaching(std::vector<json>& results, const std::string& metr
     r["primary_metric"] = "first_step";
     r["higher_is_better"] = false;
   }
+  return used;
 }
 
 }  // namespace pathbench

@@ -4,6 +4,7 @@
 // run learned, for runs whose outcome is a transition).
 #pragma once
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ void use_metrics_at_step(std::vector<json>& results, int64_t step);
 // evaluation in its curve at which `metric` (the result's primary metric when empty) on that split
 // reached `threshold` (>= it where higher is better, <= it otherwise), or null where it never did;
 // the results' primary metric becomes "first_step", lower being better. The same errors as above.
-void use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold);
+// Returns the metrics used (the primary metrics where `metric` is empty), for the table's note.
+std::set<std::string> use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold);
 
 }  // namespace pathbench

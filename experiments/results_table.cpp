@@ -283,6 +283,11 @@ const SeedRule& seed_rule(const std::string& name) {
 
 }  // namespace
 
+bool higher_is_better(const json& result, const std::string& metric) {
+  const bool by_name = metric.find("error") == std::string::npos && metric.find("loss") == std::string::npos;
+  return result.value("primary_metric", "") == metric ? result.value("higher_is_better", by_name) : by_name;
+}
+
 std::string config_key_of(const std::string& name) {
   for (const auto& [alias, key] : aliases())
     if (alias == name) return key;
@@ -312,9 +317,10 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                               fmt::join(primaries, ", ")));
     metric = *primaries.begin();
   }
-  bool higher_is_better = metric.find("error") == std::string::npos && metric.find("loss") == std::string::npos;
+  const json* direction = results.front();  // the last result whose primary metric this is, if any
   for (const json* r : results)
-    if (r->value("primary_metric", "") == metric) higher_is_better = r->value("higher_is_better", higher_is_better);
+    if (r->value("primary_metric", "") == metric) direction = r;
+  const bool higher_is_better = pathbench::higher_is_better(*direction, metric);
 
   const Dim row = resolve_dim(o.rows, results, "--rows"), col = resolve_dim(o.cols, results, "--cols");
   const SeedRule& rule = seed_rule(o.over_seeds);

@@ -44,6 +44,11 @@ struct TableOptions {
 // The dotted config key of an alias, or `name` itself.
 std::string config_key_of(const std::string& name);
 
+// Whether higher values of `metric` are better in a result document: the result's own
+// "higher_is_better" where `metric` is its primary metric, else judged by the name (errors and
+// losses are lower-is-better).
+bool higher_is_better(const json& result, const std::string& metric);
+
 // The table (with a heading line and notes) for the result documents (as load_results returns
 // them). Throws pathbench::Error when there is nothing to show or the options do not fit the results.
 std::string results_table(const std::vector<json>& results, const TableOptions& options);
