@@ -21,7 +21,7 @@ def plot(all_results, out_dir):
         for i, enc in enumerate(f.encodings):
             means, below, above = [], [], []  # the ± std bar, clipped to the metric's range
             seeds = sorted(f.of(enc), key=lambda r: r["config"].get("seed", 0))
-            dots = []  # per split: (seed, value) of every seed with a value
+            dots = []  # per split: the scaled value of every seed with one
             for split in f.splits:
                 per_seed = [(r["config"].get("seed"), r["metrics"].get(split, {}).get(f.metric)) for r in seeds]
                 per_seed = [(seed, v) for seed, v in per_seed if isinstance(v, (int, float))]
