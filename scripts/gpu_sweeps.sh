@@ -4,18 +4,24 @@
 # run` arguments from SWEEP_ARGS), timed, with the GPUs' utilization sampled once a second; then
 # runs/NAME goes to $OUT/NAME.tar.gz with the sweep's logs and utilization CSVs inside (checkpoints
 # stay behind in runs/: they can exceed what a call brings back, and a later call on the same
-# machine resumes from them). A fourth field stops that sweep with SIGTERM (its runs checkpoint
-# after their current step; the finished ones still come back): SECONDS after it starts, or @SECONDS
+# machine resumes from them; a call that starts a fresh machine finds no runs/, so a sweep that
+# must come back whole has to finish within its call). A fourth field stops that sweep with
+# SIGTERM (its runs checkpoint after their current step; the finished ones still come back):
+# SECONDS after it starts, or @SECONDS
 # after CALL_START (epoch seconds; default: when this script started), so that several invocations
 # in one call, each with its own SWEEP_ARGS, share one deadline. A sweep run again in the same folder
 # (a resume) keeps the earlier sweep.log, gpu-utilization.csv and summary.txt as sweep-1.log, … .
-# A summary line per sweep is printed last. Expects ./build/pathbench (scripts/gpu_build.sh).
+# A summary line per sweep is printed last. Builds ./build/pathbench first (scripts/gpu_build.sh,
+# which takes carried prebuilt binaries) when it is not there, as on a freshly started machine.
 # Usage: [CALL_START=$(date +%s)] [SWEEP_ARGS='--set …'] scripts/gpu_sweeps.sh NAME:CONFIG:JOBS[:[@]SECONDS] [...]
 set -uo pipefail
 OUT=${OUT:-$PWD/gpu-out}
 CALL_START=${CALL_START:-$(date +%s)}
 mkdir -p "$OUT" runs
 summary=()
+if [ ! -x build/pathbench ]; then
+  scripts/gpu_build.sh || { echo "gpu_sweeps: no build/pathbench and the build failed" >&2; exit 1; }
+fi
 
 keep_earlier_logs() {  # DIR: sweep.log → sweep-K.log (and the CSV and summary) for the first unused K
   local dir=$1 k=1
