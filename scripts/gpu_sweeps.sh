@@ -7,9 +7,9 @@
 # machine resumes from them; a call that starts a fresh machine finds no runs/, so a sweep that
 # must come back whole has to finish within its call). A fourth field stops that sweep with
 # SIGTERM (its runs checkpoint after their current step; the finished ones still come back):
-# SECONDS after it starts, or @SECONDS
-# after CALL_START (epoch seconds; default: when this script started), so that several invocations
-# in one call, each with its own SWEEP_ARGS, share one deadline. A sweep run again in the same folder
+# SECONDS after it starts, or @SECONDS after CALL_START (epoch seconds; default: when this script
+# started), so that several invocations in one call, each with its own SWEEP_ARGS, share one
+# deadline. A sweep run again in the same folder
 # (a resume) keeps the earlier sweep.log, gpu-utilization.csv and summary.txt as sweep-1.log, … .
 # A summary line per sweep is printed last. Builds ./build/pathbench first (scripts/gpu_build.sh,
 # which takes carried prebuilt binaries) when it is not there, as on a freshly started machine.
