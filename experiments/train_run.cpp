@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/optim/training_backend.h"
+#include "core/params/non_finite.h"
 #include "experiments/batch_prefetch.h"
 #include "experiments/evaluate.h"
 #include "experiments/file_output.h"
@@ -24,6 +25,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Appends to a non-finite step's reason which tensors' gradients went non-finite. Best effort: a
+// download that fails leaves the reason as it is and the run's status nan.
+void add_gradient_diagnosis(TrainingBackend& backend, std::string& reason) {
+  try {
+    const std::string where = describe_non_finite_gradients(backend.download_parameters());
+    if (!where.empty()) reason += "; " + where;
+  } catch (const Error&) {
+  }
+}
 
 // Appends lines to the curve file. Opening it keeps the lines of steps <= keep_through (a resumed
 // checkpoint's step) and drops the rest.
@@ -114,6 +125,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
         out.failure_reason = fmt::format("non-finite {} at step {} (loss {}, gradient norm {})",
                                          std::isfinite(r.loss) ? "gradient norm" : "loss", at_step, r.loss,
                                          r.grad_norm);
+        add_gradient_diagnosis(*backend, out.failure_reason);
         break;
       }
       const int64_t step = ++p.step;

@@ -1,9 +1,13 @@
 // The flat parameter buffers: which tensors start aligned, that adjacent declarations stay adjacent
 // (the GPU layers' fused products rely on it), and that the alignment gaps hold zeros and are not
-// counted as parameters.
+// counted as parameters; the diagnosis that names the tensors with non-finite gradients.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "core/model/transformer.h"
+#include "core/params/non_finite.h"
 #include "tests/model_checks.h"
 
 using namespace pathbench;
@@ -68,4 +72,27 @@ TEST_CASE("the weights the GPU layers multiply as one matrix are adjacent: wq | 
       }
     }
   }
+}
+
+TEST_CASE("the non-finite gradient diagnosis names the tensors nearest the output, with their counts", "[model]") {
+  ParameterSet<float> p;
+  const auto embed = p.add("embed", {4, 2});
+  const auto mid = p.add("mid", {3});
+  const auto late = p.add("late", {2, 4});  // 8 values: aligned, after a gap of 5 behind mid
+  const auto head = p.add("head", {5});
+  CHECK(describe_non_finite_gradients(p).empty());
+  // The alignment gaps are not part of any tensor: a NaN there is not reported.
+  p.grads()[p.entry(mid).offset + 3] = std::nanf("");
+  CHECK(describe_non_finite_gradients(p).empty());
+
+  p.grads()[p.entry(embed).offset + 7] = std::numeric_limits<float>::infinity();
+  p.grads()[p.entry(mid).offset] = std::nanf("");
+  p.grads()[p.entry(late).offset + 1] = -std::numeric_limits<float>::infinity();
+  p.grads()[p.entry(late).offset + 3] = std::nanf("");
+  CHECK(describe_non_finite_gradients(p) ==
+        "non-finite gradients in 3 of 4 tensors; nearest the output: late (2 of 8), mid (1 of 3), embed (1 of 8)");
+  CHECK(describe_non_finite_gradients(p, 1) == "non-finite gradients in 3 of 4 tensors; nearest the output: late (2 of 8), …");
+  p.grads()[p.entry(head).offset + 4] = std::nanf("");
+  CHECK(describe_non_finite_gradients(p, 2) ==
+        "non-finite gradients in 4 of 4 tensors; nearest the output: head (1 of 5), late (2 of 8), …");
 }

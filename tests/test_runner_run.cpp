@@ -316,6 +316,9 @@ TEST_CASE("a run that goes NaN is recorded with its step and the sweep continues
   CHECK(bad["failure"]["step"].get<int64_t>() >= 1);
   CHECK(bad["failure"]["step"].get<int64_t>() <= 6);
   CHECK_THAT(bad["failure"]["reason"].get<std::string>(), Catch::Contains("non-finite"));
+  // The reason says which tensors' gradients went non-finite (an lr of 1e30 spoils every one).
+  CHECK_THAT(bad["failure"]["reason"].get<std::string>(),
+             Catch::Contains("non-finite gradients in") && Catch::Contains("nearest the output: "));
   CHECK(bad["steps_done"] == bad["failure"]["step"].get<int64_t>() - 1);
   CHECK(json::parse(read_file(run_files(dir, runs[1]).result))["status"] == "done");
   // A NaN run is not done: a rerun tries it again.
