@@ -103,7 +103,7 @@ void check_encoding(const std::string& name, const AttentionDims& dims, uint64_t
        do_d = to_device_as<S>(d_o, s);
   auto o = poisoned_as<S>(n, s), dq = poisoned_as<S>(n, s), dk = poisoned_as<S>(n, s), dv = poisoned_as<S>(n, s);
   auto dx = to_device(std::vector<float>(nx, 0.0f), s);
-  gpu->reserve(dims);
+  gpu->reserve(dims, cuda::Pass::training);
   const cuda::AttentionInputs<S> gpu_in{dims, x_d.data(), q_d.data(), k_d.data(), v_d.data()};
   gpu->forward(gpu_params, gpu_in, o.data());
   gpu->backward(gpu_params, gpu_in, o.data(), do_d.data(), dq.data(), dk.data(), dv.data(), dx.data());

@@ -1,10 +1,14 @@
 // The whole GPU model against the CPU model: loss and every parameter gradient per encoding and
-// precision, within the conditioning of each gradient at the precision's unit roundoff. Run with `pathbench_tests --require-gpu "[cuda]"`.
+// precision, within the conditioning of each gradient at the precision's unit roundoff; a forward-only
+// pass (evaluation) sizing no gradient buffers. Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <cuda_runtime_api.h>
+
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "core/model/cuda/transformer.h"
@@ -105,6 +109,56 @@ TEST_CASE("GPU model loss and gradients match the CPU model per encoding and pre
         CHECK(loss_err <= product_tolerance(precision));
       }
     }
+  }
+}
+
+// The device's free memory in bytes (cudaMemGetInfo).
+size_t free_now() {
+  size_t free_bytes = 0, total = 0;
+  REQUIRE(cudaMemGetInfo(&free_bytes, &total) == cudaSuccess);
+  return free_bytes;
+}
+size_t allocated_since(size_t free_before) {
+  const size_t free_bytes = free_now();
+  return free_before > free_bytes ? free_before - free_bytes : 0;
+}
+
+TEST_CASE("A forward-only pass sizes no gradient buffers, refuses backward, and leaves training as it was", "[cuda]") {
+  for (const std::string& encoding : cuda_encodings()) {
+    INFO(encoding);
+    const ModelConfig config = small_training_config(encoding);
+    const TokenBatch small = make_batch(2, 32, 8, 400, true), large = make_batch(32, 256, 8, 401, true);
+    // Memory a batch 128× the small one takes for a forward alone against a forward to train on.
+    size_t forward_only = 0, for_training = 0;
+    for (cuda::Pass pass : {cuda::Pass::forward, cuda::Pass::training}) {
+      cuda::Transformer model(config, Precision::bf16);
+      model.init_parameters(3);
+      model.forward_loss(small, pass);  // the context's own allocations happen here, not below
+      const size_t before = free_now();
+      model.forward_loss(large, pass);
+      (pass == cuda::Pass::forward ? forward_only : for_training) = allocated_since(before);
+      if (pass == cuda::Pass::forward) CHECK_THROWS_AS(model.backward(), std::logic_error);
+    }
+    INFO("forward only " << forward_only << " bytes, for training " << for_training);
+    CHECK(forward_only > 0);
+    CHECK(forward_only < for_training);
+
+    // An evaluation at the large batch between training steps (graph replay on) changes no step.
+    auto plain = make_training_backend(config, small_training_setup(), {"cuda", Precision::fp32, true});
+    auto evaluated = make_training_backend(config, small_training_setup(), {"cuda", Precision::fp32, true});
+    for (int step = 0; step < 4; ++step) {
+      if (step == 2) {
+        const Prediction p = evaluated->predict(large);
+        CHECK(std::isfinite(p.loss));
+      }
+      const TokenBatch batch = make_batch(2, 32, 8, 410 + step, true);
+      const TrainStep a = plain->step(batch), b = evaluated->step(batch);
+      INFO("step " << step);
+      CHECK(b.loss == Approx(a.loss).epsilon(1e-6));
+      CHECK(b.grad_norm == Approx(a.grad_norm).epsilon(1e-6));
+    }
+    CHECK(relative_error(evaluated->download_parameters().values(), to_double(plain->download_parameters().values())) <=
+          1e-6);
   }
 }
 

@@ -4,7 +4,8 @@
 // and accumulates its parameters' gradients into the device parameter set. The [BH, T, D] tensors
 // are stored as S: float, or bf16 in bf16 mode. Every call only queues work on the context's stream
 // (no allocation, no synchronization), so a training step can be captured in a CUDA graph; buffers
-// are sized by reserve(), which the model calls before the first forward at new dimensions.
+// are sized by reserve(), which the model calls before the first forward at new dimensions (and
+// for a pass: the backward's buffers only when it trains, core/cuda/pass.h).
 // Encodings are chosen by name from the registry (registry.h, make_cuda_encoding).
 #pragma once
 #include <cuda_bf16.h>
@@ -17,6 +18,7 @@
 #include "core/attention/encoding.h"
 #include "core/attention/kernel_args.h"
 #include "core/cuda/context.h"
+#include "core/cuda/pass.h"
 #include "core/params/cuda/parameters.h"
 
 namespace pathbench::cuda {
@@ -36,8 +38,9 @@ class PositionEncoding {
  public:
   virtual ~PositionEncoding() = default;
 
-  // Sizes this encoding's buffers for dims (outside graph capture); true when any was reallocated.
-  virtual bool reserve(const AttentionDims& dims) = 0;
+  // Sizes this encoding's buffers for dims (outside graph capture), those of backward only for
+  // Pass::training; true when any was reallocated.
+  virtual bool reserve(const AttentionDims& dims, Pass pass) = 0;
 
   // o: [B, H, T, D]. Keeps whatever backward needs (inputs stay valid until backward).
   virtual void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) = 0;

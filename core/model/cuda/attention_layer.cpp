@@ -39,14 +39,14 @@ class AttentionLayer : public AttentionBlock {
     encoding_ = make_cuda_encoding<S>(config.encoding, config.encoding_options, setup, "model.encoding_options");
   }
 
-  bool reserve(int64_t batch, int64_t length) override {
+  bool reserve(int64_t batch, int64_t length, Pass pass) override {
     dims_.batch = batch;
     dims_.length = length;
     const size_t size = size_t(batch * length * dims_.heads * dims_.head_dim);
-    bool moved = qkv_.reserve(3 * size) | d_flat_.reserve(size) | d_qkv_.reserve(3 * size);
-    moved |= heads_.reserve(3 * size) | d_heads_.reserve(3 * size);
-    for (auto* buf : {&o_, &flat_, &do_}) moved |= buf->reserve(size);
-    moved |= encoding_->reserve(dims_);
+    bool moved = qkv_.reserve(3 * size) | heads_.reserve(3 * size) | o_.reserve(size) | flat_.reserve(size);
+    if (pass == Pass::training)
+      moved |= d_flat_.reserve(size) | d_qkv_.reserve(3 * size) | d_heads_.reserve(3 * size) | do_.reserve(size);
+    moved |= encoding_->reserve(dims_, pass);
     return moved;
   }
 

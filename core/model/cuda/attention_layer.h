@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/cuda/context.h"
+#include "core/cuda/pass.h"
 #include "core/model/model_config.h"
 #include "core/ops/cuda/linear.h"
 #include "core/params/cuda/parameters.h"
@@ -16,8 +17,9 @@ namespace pathbench::cuda {
 class AttentionBlock {
  public:
   virtual ~AttentionBlock() = default;
-  // Sizes the buffers (the encoding's too) for [batch, length]; true when any was reallocated.
-  virtual bool reserve(int64_t batch, int64_t length) = 0;
+  // Sizes the buffers (the encoding's too) for [batch, length], the gradients' only for
+  // Pass::training; true when any was reallocated.
+  virtual bool reserve(int64_t batch, int64_t length, Pass pass) = 0;
   // x: [B, T, C] in fp32 (the encodings' own projections read it), with its bf16 copy where the
   // caller has one (both kept by the caller until backward); y: [B, T, C] += attention(x).
   virtual void forward(MatrixInput x, float* y, int64_t batch, int64_t length) = 0;

@@ -22,14 +22,14 @@ MlpLayer::MlpLayer(Context& ctx, CudaParameters& params, const std::string& pref
     throw std::logic_error("GPU MLP layer: " + prefix + "w_gate and w_up are not adjacent in the parameter buffer");
 }
 
-bool MlpLayer::reserve(int64_t n) {
-  bool moved = pre_.reserve(size_t(n * inputs_)) | dh_.reserve(size_t(n * hidden_));
+bool MlpLayer::reserve(int64_t n, Pass pass) {
+  const bool training = pass == Pass::training, bf16_mode = ctx_.precision() == Precision::bf16;
+  bool moved = pre_.reserve(size_t(n * inputs_));
+  if (training) moved |= dh_.reserve(size_t(n * hidden_));
   // Only the activation and gradient buffers of the context's precision exist (the others stay
   // null), so the activation kernels write just those and the products read them.
-  if (ctx_.precision() == Precision::bf16)
-    moved |= h16_.reserve(size_t(n * hidden_)) | d_pre16_.reserve(size_t(n * inputs_));
-  else
-    moved |= h_.reserve(size_t(n * hidden_)) | d_pre_.reserve(size_t(n * inputs_));
+  moved |= bf16_mode ? h16_.reserve(size_t(n * hidden_)) : h_.reserve(size_t(n * hidden_));
+  if (training) moved |= bf16_mode ? d_pre16_.reserve(size_t(n * inputs_)) : d_pre_.reserve(size_t(n * inputs_));
   return moved;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/cuda/context.h"
+#include "core/cuda/pass.h"
 #include "core/model/model_config.h"
 #include "core/ops/cuda/linear.h"
 #include "core/params/cuda/parameters.h"
@@ -17,8 +18,9 @@ class MlpLayer {
  public:
   MlpLayer(Context& ctx, CudaParameters& params, const std::string& prefix, const ModelConfig& config);
 
-  // Sizes the buffers for n rows; true when any was reallocated.
-  bool reserve(int64_t n);
+  // Sizes the buffers for n rows, the gradients' only for Pass::training; true when any was
+  // reallocated.
+  bool reserve(int64_t n, Pass pass);
   // x: [N, C], with its bf16 copy where the caller has one (both kept by the caller until
   // backward); y: [N, C] += mlp(x).
   void forward(MatrixInput x, float* y, int64_t n);

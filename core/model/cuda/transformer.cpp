@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/ops/cuda/linear.h"
 
@@ -42,12 +43,14 @@ ParameterSet<float>& Transformer::download_parameters() {
   return host_.params();
 }
 
-void Transformer::prepare(const TokenBatch& batch) {
+void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   const ModelConfig& cfg = config();
   const int64_t v = cfg.vocab_size, c = cfg.d_model;
   check_batch(batch, v);
   batch_ = batch.batch;
   length_ = batch.length;
+  pass_ = pass;
+  const bool training = pass == Pass::training;
   const int64_t n = batch_ * length_;
   plan_layout_ = embedding_plan_layout(n, v);
   const size_t ints = size_t(2 * n) + plan_layout_.size;
@@ -60,19 +63,20 @@ void Transformer::prepare(const TokenBatch& batch) {
   // The bf16 copies of the normed activations exist in bf16 mode only (null otherwise, so the norms
   // skip them and the products take the fp32 values).
   const bool bf16_mode = ctx_.precision() == Precision::bf16;
-  if (bf16_mode) moved |= xn_out16_.reserve(size_t(n * c)) | d_x16_.reserve(size_t(n * c));
+  if (bf16_mode) moved |= xn_out16_.reserve(size_t(n * c));
+  if (bf16_mode && training) moved |= d_x16_.reserve(size_t(n * c));
   for (Block& b : blocks_) {
     for (auto* buf : {&b.xn1, &b.x_mid, &b.xn2}) moved |= buf->reserve(size_t(n * c));
     if (bf16_mode)
       for (auto* buf : {&b.xn1_16, &b.xn2_16}) moved |= buf->reserve(size_t(n * c));
     for (auto* buf : {&b.rstd1, &b.rstd2}) moved |= buf->reserve(size_t(n));
-    moved |= b.attn->reserve(batch_, length_);
-    moved |= b.mlp->reserve(n);
+    moved |= b.attn->reserve(batch_, length_, pass);
+    moved |= b.mlp->reserve(n, pass);
   }
-  for (auto* buf : {&xn_out_, &d_x_, &d_tmp_}) moved |= buf->reserve(size_t(n * c));
-  moved |= rstd_out_.reserve(size_t(n));
+  moved |= xn_out_.reserve(size_t(n * c)) | rstd_out_.reserve(size_t(n));
+  if (training) moved |= d_x_.reserve(size_t(n * c)) | d_tmp_.reserve(size_t(n * c));
   for (auto* buf : {&logits_, &probs_}) moved |= buf->reserve(size_t(n * v));
-  moved |= bf16_mode ? d_logits16_.reserve(size_t(n * v)) : d_logits_.reserve(size_t(n * v));
+  if (training) moved |= bf16_mode ? d_logits16_.reserve(size_t(n * v)) : d_logits_.reserve(size_t(n * v));
   moved |= row_loss_.reserve(size_t(n));
   moved |= argmax_.reserve(size_t(n));
   moved |= scratch_.reserve(size_t(std::max(kColumnScratchPerColumn, plan_layout_.max_segments) * c));
@@ -127,6 +131,8 @@ void Transformer::enqueue_loss() {
 }
 
 void Transformer::enqueue_backward() {
+  if (pass_ != Pass::training)
+    throw std::logic_error("GPU transformer: backward after a forward-only pass (no gradient buffers for this batch)");
   const ModelConfig& cfg = config();
   const int64_t n = batch_ * length_, c = cfg.d_model, v = cfg.vocab_size;
   cudaStream_t s = ctx_.stream();
@@ -162,8 +168,8 @@ float Transformer::read_loss() {
   return loss_value(*totals_host_.data());
 }
 
-float Transformer::forward_loss(const TokenBatch& batch) {
-  prepare(batch);
+float Transformer::forward_loss(const TokenBatch& batch, Pass pass) {
+  prepare(batch, pass);
   enqueue_upload();
   enqueue_forward();
   enqueue_loss();

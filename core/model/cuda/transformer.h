@@ -40,8 +40,9 @@ class Transformer {
   void upload_parameters();
   ParameterSet<float>& download_parameters();  // values and gradients
 
-  // forward + masked loss over a batch, like the CPU model; synchronizes.
-  float forward_loss(const TokenBatch& batch);
+  // forward + masked loss over a batch, like the CPU model; synchronizes. Pass::forward (evaluation)
+  // sizes no gradient buffer for the batch, and then backward() is refused.
+  float forward_loss(const TokenBatch& batch, Pass pass = Pass::training);
   // Accumulates d(loss)/d(parameters) of the last forward_loss into the device gradients; synchronizes.
   void backward();
   // Of the last forward: logits [B·T, V], and the argmax of each row [B·T].
@@ -49,8 +50,8 @@ class Transformer {
   std::vector<int32_t> download_argmax();
 
   // ---- the pieces of a step, for the trainer and graph capture ----
-  // Validates the batch, sizes every buffer for it and stages it in page-locked memory.
-  void prepare(const TokenBatch& batch);
+  // Validates the batch, sizes the buffers of `pass` for it and stages it in page-locked memory.
+  void prepare(const TokenBatch& batch, Pass pass);
   // Counts the prepare() calls that reallocated a device buffer: a graph captured at another
   // generation holds stale pointers.
   uint64_t buffer_generation() const { return generation_; }
@@ -80,6 +81,7 @@ class Transformer {
   std::vector<Block> blocks_;
 
   int64_t batch_ = 0, length_ = 0;
+  Pass pass_ = Pass::forward;  // what the last prepare() sized the buffers for
   uint64_t generation_ = 0;
   EmbeddingPlanLayout plan_layout_;
   PinnedBuffer<int32_t> staged_ints_{"the staged batch"};    // tokens [N] | targets [N] | embedding plan

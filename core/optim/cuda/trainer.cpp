@@ -67,7 +67,7 @@ void Trainer::enqueue_step() {
 }
 
 TrainStep Trainer::step(const TokenBatch& batch) {
-  model_.prepare(batch);
+  model_.prepare(batch, Pass::training);
   TrainStep out;
   out.lr = schedule_.at(t_);
   *terms_host_.data() = AdamWStepTerms(adamw_terms(config_, out.lr, t_ + 1));

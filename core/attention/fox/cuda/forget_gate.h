@@ -15,7 +15,7 @@ class ForgetGate {
 
   // The multiplier g of the bias: 1, or 1/sqrt(D) with scale_gate.
   float gate_scale() const { return gate_scale_; }
-  bool reserve(const AttentionDims& dims);
+  bool reserve(const AttentionDims& dims, Pass pass);
 
   // x: [B, T, C] → the cumulative log gates [B, H, T] (valid until the next forward).
   const float* forward(CudaParameters& params, MatrixInput x, const AttentionDims& dims);

@@ -17,10 +17,11 @@ ForgetGate::ForgetGate(const EncodingSetup& setup)
       bias_(setup.layout->find(setup.prefix + "fox_gate_bias")),
       gate_scale_(setup.options.at("scale_gate").get<bool>() ? 1.0f / std::sqrt(float(setup.dims.head_dim)) : 1.0f) {}
 
-bool ForgetGate::reserve(const AttentionDims& d) {
+bool ForgetGate::reserve(const AttentionDims& d, Pass pass) {
   const size_t size = size_t(d.batch * d.length * d.heads);
-  return pre_.reserve(size) | d_pre_.reserve(size) | cum_.reserve(size) | d_cum_.reserve(size) |
-         scratch_.reserve(size_t(kColumnScratchPerColumn * d.heads));
+  const bool moved = pre_.reserve(size) | cum_.reserve(size);
+  if (pass == Pass::forward) return moved;
+  return moved | d_pre_.reserve(size) | d_cum_.reserve(size) | scratch_.reserve(size_t(kColumnScratchPerColumn * d.heads));
 }
 
 const float* ForgetGate::forward(CudaParameters& params, MatrixInput x, const AttentionDims& d) {
@@ -42,7 +43,9 @@ class FoxEncoding : public PositionEncoding<S> {
  public:
   explicit FoxEncoding(const EncodingSetup& setup) : ctx_(*setup.context), gate_(setup) {}
 
-  bool reserve(const AttentionDims& dims) override { return attention_.reserve(dims) | gate_.reserve(dims); }
+  bool reserve(const AttentionDims& dims, Pass pass) override {
+    return attention_.reserve(dims, pass) | gate_.reserve(dims, pass);
+  }
 
   void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) override {
     cum_ = gate_.forward(params, {in.x, in.x16}, in.dims);

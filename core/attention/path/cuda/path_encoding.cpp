@@ -28,11 +28,13 @@ class PathProjection {
         rank_(setup.options.at("rank").get<int64_t>()),
         beta_clip_eps_(setup.options.at("beta_clip_eps").get<double>()) {}
 
-  bool reserve(const AttentionDims& d) {
+  bool reserve(const AttentionDims& d, Pass pass) {
     const size_t n = size_t(d.batch * d.length), hd = size_t(d.heads * d.head_dim), h = size_t(d.heads);
-    bool moved = low_.reserve(n * rank_) | dlow_.reserve(n * rank_);
-    for (auto* buf : {&y_, &z_, &dz_, &dy_}) moved |= buf->reserve(n * hd);
-    for (auto* buf : {&norm_, &beta_pre_, &dpre_}) moved |= buf->reserve(n * h);
+    bool moved = low_.reserve(n * rank_);
+    for (auto* buf : {&y_, &z_}) moved |= buf->reserve(n * hd);
+    for (auto* buf : {&norm_, &beta_pre_}) moved |= buf->reserve(n * h);
+    if (pass == Pass::forward) return moved;
+    moved |= dlow_.reserve(n * rank_) | dz_.reserve(n * hd) | dy_.reserve(n * hd) | dpre_.reserve(n * h);
     return moved | scratch_.reserve(size_t(kColumnScratchPerColumn) * std::max(kConvWidth * hd, h));
   }
 
@@ -82,15 +84,17 @@ class PathEncoding : public PositionEncoding<S> {
     if (with_gate) gate_ = std::make_unique<ForgetGate>(setup);
   }
 
-  bool reserve(const AttentionDims& d) override {
+  bool reserve(const AttentionDims& d, Pass pass) override {
     dims_ = d;
     const size_t nt = size_t(d.batch * d.heads * d.length);
-    bool moved = projection_.reserve(d) | lse_.reserve(nt) | beta_.reserve(nt) | dbeta_.reserve(nt);
-    moved |= w_.reserve(nt * d.head_dim) | dw_.reserve(nt * d.head_dim);
+    bool moved = projection_.reserve(d, pass) | lse_.reserve(nt) | beta_.reserve(nt) | w_.reserve(nt * d.head_dim);
     const PathAttentionCudaArgs<S> a = args(nullptr, nullptr, nullptr);
     moved |= forward_ws_.reserve(std::max<size_t>(1, path_attention_forward_workspace_bytes(a)));
-    moved |= backward_ws_.reserve(std::max<size_t>(1, path_attention_backward_workspace_bytes(a)));
-    if (gate_) moved |= gate_->reserve(d);
+    if (pass == Pass::training) {
+      moved |= dbeta_.reserve(nt) | dw_.reserve(nt * d.head_dim);
+      moved |= backward_ws_.reserve(std::max<size_t>(1, path_attention_backward_workspace_bytes(a)));
+    }
+    if (gate_) moved |= gate_->reserve(d, pass);
     return moved;
   }
 

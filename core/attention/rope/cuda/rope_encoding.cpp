@@ -13,9 +13,9 @@ class RopeEncoding : public PositionEncoding<S> {
   explicit RopeEncoding(const EncodingSetup& setup)
       : ctx_(*setup.context), base_(setup.options.at("base").template get<double>()) {}
 
-  bool reserve(const AttentionDims& dims) override {
+  bool reserve(const AttentionDims& dims, Pass pass) override {
     const size_t size = size_t(dims.batch * dims.heads * dims.length * dims.head_dim);
-    return attention_.reserve(dims) | q_rot_.reserve(size) | k_rot_.reserve(size);
+    return attention_.reserve(dims, pass) | q_rot_.reserve(size) | k_rot_.reserve(size);
   }
 
   void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {

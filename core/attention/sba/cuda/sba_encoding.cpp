@@ -12,8 +12,9 @@ class StickBreakingEncoding : public PositionEncoding<S> {
   explicit StickBreakingEncoding(const EncodingSetup& setup)
       : ctx_(*setup.context), remainder_to_current_(setup.options.at("remainder_to_current").get<bool>()) {}
 
-  bool reserve(const AttentionDims& dims) override {
+  bool reserve(const AttentionDims& dims, Pass pass) override {
     dims_ = dims;
+    if (pass == Pass::forward) return false;
     return workspace_.reserve(std::max<size_t>(1, stick_breaking_backward_workspace_bytes(args(nullptr, nullptr, nullptr))));
   }
 

@@ -10,7 +10,7 @@ class NopeEncoding : public PositionEncoding<S> {
  public:
   explicit NopeEncoding(const EncodingSetup& setup) : ctx_(*setup.context) {}
 
-  bool reserve(const AttentionDims& dims) override { return attention_.reserve(dims); }
+  bool reserve(const AttentionDims& dims, Pass pass) override { return attention_.reserve(dims, pass); }
 
   void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
     attention_.forward(ctx_, in.q, in.k, in.v, nullptr, 1.0f, o);

@@ -10,11 +10,12 @@ namespace pathbench::cuda {
 template <typename S>
 class SoftmaxAttentionRunner {
  public:
-  bool reserve(const AttentionDims& d) {
+  bool reserve(const AttentionDims& d, Pass pass) {
     dims_ = d;
+    const bool moved = lse_.reserve(size_t(d.batch * d.heads * d.length));
+    if (pass == Pass::forward) return moved;
     SoftmaxAttentionCudaArgs<S> a = args(nullptr, nullptr, nullptr, nullptr, 1.0f);
-    return lse_.reserve(size_t(d.batch * d.heads * d.length)) |
-           workspace_.reserve(std::max<size_t>(1, softmax_attention_backward_workspace_bytes(a)));
+    return moved | workspace_.reserve(std::max<size_t>(1, softmax_attention_backward_workspace_bytes(a)));
   }
 
   // cum_log_gate: [BH, T] or null (no bias); o: [BH, T, D].
