@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "experiments/batch_prefetch.h"
+#include "experiments/held_out_store.h"
 #include "tasks/collate.h"
 
 namespace pathbench {
@@ -53,10 +54,14 @@ json evaluate_split(TrainingBackend& model, const Task& task, const std::string&
 }  // namespace
 
 json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count,
-              bool draw_ahead) {
+              bool draw_ahead, const std::string& held_out_starts) {
   json out = json::object();
-  for (const std::string& split : task.eval_splits())
+  const uint64_t seed = uint64_t(training.eval_seed), count = uint64_t(example_count);
+  for (const std::string& split : task.eval_splits()) {
+    if (!held_out_starts.empty()) load_held_out_starts(held_out_starts, task, split, seed, count);
     out[split] = evaluate_split(model, task, split, training, example_count, draw_ahead);
+    if (!held_out_starts.empty()) save_held_out_starts(held_out_starts, task, split, seed, count);
+  }
   return out;
 }
 

@@ -9,9 +9,11 @@ namespace pathbench {
 
 // {split: metrics} over `example_count` examples of each eval split drawn with `training.eval_seed`,
 // in batches of `training.eval_batch_size`; with `draw_ahead`, each batch after the first is drawn
-// while the model predicts the one before (the same batches, so the same metrics).
+// while the model predicts the one before (the same batches, so the same metrics). With
+// `held_out_starts` (a folder), each split's held-out draw starts are read from and saved to the
+// files there (held_out_store.h): the same examples, drawn faster by later runs.
 json evaluate(TrainingBackend& model, const Task& task, const TrainingConfig& training, int64_t example_count,
-              bool draw_ahead = false);
+              bool draw_ahead = false, const std::string& held_out_starts = "");
 
 // Whether `split`'s primary metric in `metrics` ({split: metrics}) has reached `target`: >= when
 // higher is better, <= otherwise; false when the metric is null (nothing scored).

@@ -67,7 +67,8 @@ RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, 
   RunOutcome outcome;
   try {
     task = options.tasks.make(run.config.task, run.label + ": task");
-    outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, previous.empty()}, events);
+    const std::string starts = (fs::path(options.out_dir) / ".held-out-starts").string();
+    outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, previous.empty(), starts}, events);
   } catch (const Error& e) {
     outcome.status = "failed";
     outcome.failure_reason = e.what();

@@ -80,9 +80,9 @@ int64_t final_eval_examples(const TrainingConfig& t) {
 }
 
 json timed_evaluation(TrainingBackend& backend, const Task& task, const TrainingConfig& t, int64_t examples,
-                      bool draw_ahead, RunProgress& p) {
+                      bool draw_ahead, const std::string& held_out_starts, RunProgress& p) {
   const auto e0 = Clock::now();
-  json metrics = evaluate(backend, task, t, examples, draw_ahead);
+  json metrics = evaluate(backend, task, t, examples, draw_ahead, held_out_starts);
   p.eval_seconds += seconds_since(e0);
   return metrics;
 }
@@ -152,7 +152,8 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       bool last = step == steps;
       if (periodic && !last) {
         at_step = step;
-        p.metrics = timed_evaluation(*backend, task, c.training, c.training.eval_examples, ahead, p);
+        p.metrics = timed_evaluation(*backend, task, c.training, c.training.eval_examples, ahead,
+                                     outputs.held_out_starts, p);
         curve.write(eval_curve_line(step, p.metrics));
         last = !c.training.early_stop_split.empty() &&
                metric_reached(p.metrics, task, c.training.early_stop_split, c.training.early_stop_at);
@@ -160,7 +161,8 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       }
       if (last) {
         at_step = step;
-        p.metrics = timed_evaluation(*backend, task, c.training, final_eval_examples(c.training), ahead, p);
+        p.metrics = timed_evaluation(*backend, task, c.training, final_eval_examples(c.training), ahead,
+                                     outputs.held_out_starts, p);
         curve.write(eval_curve_line(step, p.metrics));
       }
       // (not at an early stop: a resumed run then repeats the steps to it and stops there again)

@@ -39,6 +39,7 @@ struct RunOutputs {
   std::string curve;        // JSONL curve, rewritten from the start (or from a resumed checkpoint's step)
   std::string checkpoint;   // written every training.checkpoint_every steps and at the end (when > 0)
   bool resume = false;      // continue from the checkpoint when one of this run exists
+  std::string held_out_starts;  // folder of the sweep's shared held-out draw starts ("": none; evaluate.h)
 };
 
 // Trains `config` on `task`, writing the curve (and checkpoints) to `outputs`. Does not throw: a non-finite loss

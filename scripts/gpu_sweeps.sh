@@ -3,7 +3,7 @@
 # NAME:CONFIG:JOBS argument, `pathbench run CONFIG --out runs/NAME --jobs JOBS` (extra `pathbench
 # run` arguments from SWEEP_ARGS), timed, with the GPUs' utilization sampled once a second; then
 # runs/NAME goes to $OUT/NAME.tar.gz with the sweep's logs and utilization CSVs inside (checkpoints
-# stay behind in runs/: they can exceed what a call brings back, and a later call on the same
+# and the held-out starts cache stay behind in runs/: they can exceed what a call brings back, and a later call on the same
 # machine resumes from them; a call that starts a fresh machine finds no runs/, so a sweep that
 # must come back whole has to finish within its call). A fourth field stops that sweep with
 # SIGTERM (its runs checkpoint after their current step; the finished ones still come back):
@@ -66,7 +66,7 @@ for spec in "$@"; do
   done_runs=$(grep -l '"status": *"done"' "$dir"/*.json 2>/dev/null | wc -l)
   echo "sweep $name: exit $status, ${wall} s wall (limit ${seconds} s), jobs $jobs, mean GPU utilization ${util}%, $done_runs done" \
     | tee "$dir/summary.txt"
-  tar -czf "$OUT/$name.tar.gz" --exclude='*.safetensors' -C runs "$name"
+  tar -czf "$OUT/$name.tar.gz" --exclude='*.safetensors' --exclude='.held-out-starts' -C runs "$name"
   summary+=("$(cat "$dir/summary.txt")")
   tail -3 "$dir/sweep.log"
 done

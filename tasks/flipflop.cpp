@@ -51,6 +51,7 @@ class FlipFlop : public Task {
   }
   std::string primary_metric() const override { return "error_rate"; }
   bool higher_is_better() const override { return false; }
+  uint64_t draw_function() const override { return draw_function_; }
 
  private:
   Example draw(CounterRng& rng, double p) const {

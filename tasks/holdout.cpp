@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 namespace pathbench {
 
@@ -28,12 +29,22 @@ bool is_held_out(const Example& example) { return mix64(content_hash(example)) %
 
 namespace {
 
-// Interns strings as numbers from 1 (exact: the text is compared).
+// Strings interned as numbers from 1 (exact: the text is compared), and back.
+struct Interned {
+  std::mutex mutex;
+  std::map<std::string, uint64_t> ids;
+  std::vector<std::string> texts;  // texts[id − 1]
+};
+Interned& interned() {
+  static Interned table;
+  return table;
+}
 uint64_t intern(const std::string& text) {
-  static std::mutex mutex;
-  static std::map<std::string, uint64_t> ids;
-  const std::lock_guard<std::mutex> lock(mutex);
-  return ids.emplace(text, ids.size() + 1).first->second;
+  Interned& t = interned();
+  const std::lock_guard<std::mutex> lock(t.mutex);
+  const auto [it, added] = t.ids.emplace(text, t.ids.size() + 1);
+  if (added) t.texts.push_back(text);
+  return it->second;
 }
 
 struct HeldOutKeyHash {
@@ -81,5 +92,22 @@ void remember_held_out_start(const HeldOutKey& key, uint64_t start) {
 }
 
 size_t held_out_starts_remembered() { return remembered.load(std::memory_order_relaxed); }
+
+std::string draw_function_text(uint64_t function) {
+  Interned& t = interned();
+  const std::lock_guard<std::mutex> lock(t.mutex);
+  return function >= 1 && function <= t.texts.size() ? t.texts[function - 1] : "";
+}
+
+std::vector<uint64_t> remembered_starts(uint64_t function, const std::string& split, uint64_t seed, uint64_t count) {
+  std::vector<uint64_t> starts(count, kNoStart);
+  for (uint64_t i = 0; i < count; ++i) find_held_out_start(held_out_key({function, split, seed, i}), starts[i]);
+  return starts;
+}
+
+void remember_starts(uint64_t function, const std::string& split, uint64_t seed, const std::vector<uint64_t>& starts) {
+  for (uint64_t i = 0; i < starts.size(); ++i)
+    if (starts[i] != kNoStart) remember_held_out_start(held_out_key({function, split, seed, i}), starts[i]);
+}
 
 }  // namespace pathbench

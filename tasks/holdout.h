@@ -10,11 +10,14 @@
 // An evaluation example costs about kHoldoutBuckets draws, and every evaluation of every run that
 // shares the task's options and eval seed draws the same examples again. So the process remembers
 // where in its stream each held-out example's accepted draw started (remember_held_out_start) and
-// draws it again from there: one draw instead of about eight, the same example.
+// draws it again from there: one draw instead of about eight, the same example. The starts of a
+// range of examples can be read out and put back (remembered_starts, remember_starts), so that the
+// processes of a sweep can share them through files (experiments/held_out_store.h).
 #pragma once
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -55,6 +58,15 @@ HeldOutKey held_out_key(const DrawKey& key);
 bool find_held_out_start(const HeldOutKey& key, uint64_t& start);
 void remember_held_out_start(const HeldOutKey& key, uint64_t start);
 size_t held_out_starts_remembered();
+
+// The text draw_function_id interned for `function` ("" for 0): it names the draw function exactly,
+// across processes.
+std::string draw_function_text(uint64_t function);
+// The remembered starts of examples 0 … count − 1 of (function, split, seed), kNoStart where none is.
+constexpr uint64_t kNoStart = ~uint64_t(0);
+std::vector<uint64_t> remembered_starts(uint64_t function, const std::string& split, uint64_t seed, uint64_t count);
+// Remembers starts[i] as the start of example i of (function, split, seed) (kNoStart entries skipped).
+void remember_starts(uint64_t function, const std::string& split, uint64_t seed, const std::vector<uint64_t>& starts);
 
 // Calls draw(rng) until the example lies on the side of key.split ("train" or an evaluation split);
 // a held-out example seen before in this process is drawn once, from its remembered start. `what`

@@ -94,6 +94,7 @@ class Mqrar : public Task {
   }
   std::string primary_metric() const override { return "accuracy"; }
   bool higher_is_better() const override { return true; }
+  uint64_t draw_function() const override { return draw_function_; }
 
  private:
   int32_t key_token(int64_t k) const { return kFirstKey + int32_t(k); }

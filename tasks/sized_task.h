@@ -30,6 +30,7 @@ class SizedTask : public Task {
  public:
   std::vector<std::string> eval_splits() const override;
   Example example(const std::string& split, uint64_t seed, uint64_t index) const override;
+  uint64_t draw_function() const override { return draw_function_; }
 
  protected:
   // Reads and checks the three options named by `keys` from resolved options `o`.

@@ -54,6 +54,8 @@ class Task {
   // higher is better.
   virtual std::string primary_metric() const = 0;
   virtual bool higher_is_better() const = 0;
+  // The draw_function_id (holdout.h) its held-out draws are remembered under; 0: not remembered.
+  virtual uint64_t draw_function() const { return 0; }
 };
 
 struct TaskInfo {

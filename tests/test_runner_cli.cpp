@@ -124,6 +124,11 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   cli({"run", config, "--out", dir + "/results", "--set", "training.log_every=1", "--shard", "1/2"});
   CHECK(load_results(dir + "/results").size() == 1);
   CHECK(load_results(dir + "/results")[0]["seed"] == 1);
+  // The run left its evaluation examples' held-out starts for later runs: a file per split.
+  size_t starts_files = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/results/.held-out-starts"))
+    starts_files += e.path().extension() == ".starts" ? 1 : 0;
+  CHECK(starts_files == load_results(dir + "/results")[0]["eval_splits"].size());
   cli({"table", dir + "/results", "--rows", "seed", "--out", dir + "/table.md"});
   CHECK_THAT(read_file(dir + "/table.md"), Catch::Contains("| seed \\ split |") && Catch::Contains("| 1 |"));
   cli({"slurm", config, "--out", dir + "/job.sbatch", "--results", dir + "/results", "--set", "training.steps=3"});
