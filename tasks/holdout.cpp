@@ -99,15 +99,23 @@ std::string draw_function_text(uint64_t function) {
   return function >= 1 && function <= t.texts.size() ? t.texts[function - 1] : "";
 }
 
+// The split is interned once for the whole range; key[3], the index, varies.
 std::vector<uint64_t> remembered_starts(uint64_t function, const std::string& split, uint64_t seed, uint64_t count) {
   std::vector<uint64_t> starts(count, kNoStart);
-  for (uint64_t i = 0; i < count; ++i) find_held_out_start(held_out_key({function, split, seed, i}), starts[i]);
+  HeldOutKey key = held_out_key({function, split, seed, 0});
+  for (uint64_t i = 0; i < count; ++i) {
+    key[3] = i;
+    find_held_out_start(key, starts[i]);
+  }
   return starts;
 }
 
 void remember_starts(uint64_t function, const std::string& split, uint64_t seed, const std::vector<uint64_t>& starts) {
-  for (uint64_t i = 0; i < starts.size(); ++i)
-    if (starts[i] != kNoStart) remember_held_out_start(held_out_key({function, split, seed, i}), starts[i]);
+  HeldOutKey key = held_out_key({function, split, seed, 0});
+  for (uint64_t i = 0; i < starts.size(); ++i) {
+    key[3] = i;
+    if (starts[i] != kNoStart) remember_held_out_start(key, starts[i]);
+  }
 }
 
 }  // namespace pathbench
