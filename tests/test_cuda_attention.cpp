@@ -88,12 +88,13 @@ Host random_values(size_t n, CounterRng& rng, double sd = 1.0) {
   for (auto& x : h) x = stored(sd * rng.normal(), S());
   return h;
 }
-// Cumulative log forget gates c_t = Σ log σ(x_t), one run per slice.
-Host random_gates(int64_t bh, int64_t T, CounterRng& rng) {
+// Cumulative log forget gates c_t = Σ log σ(x_t), x_t ~ N(mean, sd²), one run per slice.
+Host random_gates(int64_t bh, int64_t T, CounterRng& rng, double mean = 2.0, double sd = 1.0) {
   Host c(bh * T);
   for (int64_t h = 0; h < bh; ++h) {
     double acc = 0;
-    for (int64_t t = 0; t < T; ++t) c[h * T + t] = double(float(acc -= std::log1p(std::exp(-(rng.normal() + 2.0)))));
+    for (int64_t t = 0; t < T; ++t)
+      c[h * T + t] = double(float(acc -= std::log1p(std::exp(-(sd * rng.normal() + mean)))));
   }
   return c;
 }
@@ -119,17 +120,25 @@ struct Shape {
 const std::vector<Shape> kShapes = {{2, 1, 16},  {3, 37, 16},  {2, 64, 32},  {1, 130, 32},
                                     {2, 200, 64}, {3, 257, 64}, {1, 1, 128}, {2, 150, 128}};
 
+// What the random PaTH inputs look like. The defaults are mild; the extreme regime is what a trained
+// PaTH-FoX layer can reach: sharp logits (q, k with sd 3), gates that forget up to ~10 nats per token,
+// and β at the clip limit 2 − 10⁻³ for every other token (near-reflections).
+struct PathRegime {
+  double qk_sd = 1.0, gate_mean = 2.0, gate_sd = 1.0;
+  bool beta_at_clip = false;
+};
+
 // Unit rows w [BH, T, D] (unit after rounding to S: the kernels get exactly these) and β = 2σ(ξ)
-// [BH, T] in (0, 2), rounded to float.
+// [BH, T] in (0, 2) (with beta_at_clip, every other β is 2 − 10⁻³), rounded to float.
 template <typename S>
-std::pair<Host, Host> random_householder(const Shape& sh, CounterRng& rng) {
+std::pair<Host, Host> random_householder(const Shape& sh, CounterRng& rng, bool beta_at_clip = false) {
   const int64_t rows = sh.bh * sh.T;
   Host w = random_values<S>(size_t(rows * sh.D), rng), beta(rows);
   for (int64_t r = 0; r < rows; ++r) {
     double norm = 0;
     for (int64_t x = 0; x < sh.D; ++x) norm += w[r * sh.D + x] * w[r * sh.D + x];
     for (int64_t x = 0; x < sh.D; ++x) w[r * sh.D + x] = stored(w[r * sh.D + x] / std::sqrt(norm), S());
-    beta[r] = double(float(2.0 / (1.0 + std::exp(-rng.normal()))));
+    beta[r] = double(float(beta_at_clip && r % 2 == 0 ? 2.0 - 1e-3 : 2.0 / (1.0 + std::exp(-rng.normal()))));
   }
   return {w, beta};
 }
@@ -217,14 +226,16 @@ void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
 
 // span_chunks: the backward's chunks per span (0: its own choice).
 template <typename S>
-void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks = 0) {
+void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks = 0, PathRegime regime = {}) {
   INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate
-                           << " span " << span_chunks);
+                           << " span " << span_chunks << " qk sd " << regime.qk_sd << " gate x ~ N("
+                           << regime.gate_mean << ", " << regime.gate_sd << "²) beta at clip " << regime.beta_at_clip);
   CounterRng rng(seed, "path");
   const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
-  const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
-  const Host d_o = random_values<S>(n, rng), gate = random_gates(sh.bh, sh.T, rng);
-  const auto [w, beta] = random_householder<S>(sh, rng);
+  const Host q = random_values<S>(n, rng, regime.qk_sd), k = random_values<S>(n, rng, regime.qk_sd);
+  const Host v = random_values<S>(n, rng), d_o = random_values<S>(n, rng);
+  const Host gate = random_gates(sh.bh, sh.T, rng, regime.gate_mean, regime.gate_sd);
+  const auto [w, beta] = random_householder<S>(sh, rng, regime.beta_at_clip);
   reference::PathInputs in{q.data(), k.data(), v.data(), w.data(), beta.data(), with_gate ? gate.data() : nullptr,
                            1.0 / std::sqrt(double(sh.D)), 0.9};
   const reference::AttentionShape rs{sh.bh, sh.T, sh.D};
@@ -376,6 +387,20 @@ TEST_CASE("CUDA PaTH and PaTH-FoX attention match float64 brute force", "[cuda]"
       check_path<float>(sh, gate, seed++);
       check_path<bf16>(sh, gate, seed++);
     }
+}
+
+// Three PaTH-FoX MQRAR runs (T = 768, head dim 128) ended in a non-finite gradient in their first
+// layer's attention after gradient-norm spikes of 1e4–1e11 (results/mqrar-h200): the kernels must
+// stay finite and match the float64 reference where a trained layer's inputs are extreme.
+TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forgetting and beta at the clip",
+          "[cuda]") {
+  const PathRegime extreme{3.0, -1.0, 3.0, true};
+  uint64_t seed = 500;
+  for (int64_t span : {0, 3}) {
+    check_path<float>({2, 768, 128}, true, seed++, span, extreme);
+    check_path<bf16>({2, 768, 128}, true, seed++, span, extreme);
+  }
+  check_path<bf16>({2, 768, 128}, false, seed++, 0, extreme);  // the same without the gate: PaTH alone
 }
 
 TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda]") {
