@@ -29,6 +29,7 @@ void save_run_checkpoint(const std::string& path, const std::string& run_hash, c
                     {{"steps", p.window.steps},
                      {"loss", p.window.loss},
                      {"grad_norm", p.window.grad_norm},
+                     {"grad_norm_max", p.window.grad_norm_max},
                      {"tokens", p.window.tokens},
                      {"seconds", p.window.seconds}}},
                    {"metrics", p.metrics}};
@@ -58,7 +59,8 @@ std::optional<RunProgress> load_run_checkpoint(const std::string& path, const st
     p.eval_seconds = s.at("eval_seconds");
     p.last_logged_loss = s.at("last_logged_loss").is_number() ? s["last_logged_loss"].get<double>() : std::nan("");
     const json& w = s.at("window");
-    p.window = CurveWindow{w.at("steps"), w.at("loss"), w.at("grad_norm"), w.at("tokens"), w.at("seconds")};
+    p.window = CurveWindow{w.at("steps"), w.at("loss"), w.at("grad_norm"), w.at("tokens"), w.at("seconds"),
+                           w.value("grad_norm_max", 0.0)};  // (checkpoints from before it was kept lack it)
     p.metrics = s.at("metrics");
     if (p.step != backend.steps())
       throw Error(fmt::format("{}: runner step {} differs from the optimizer's step {}", path, p.step,

@@ -14,7 +14,8 @@ namespace pathbench {
 // Running sums of one logging window of the curve.
 struct CurveWindow {
   int64_t steps = 0;
-  double loss = 0, grad_norm = 0, tokens = 0, seconds = 0;
+  double loss = 0, grad_norm = 0, tokens = 0, seconds = 0;  // sums over the window's steps
+  double grad_norm_max = 0;  // the largest step's gradient norm: a one-step spike that the mean hides
 };
 
 // Where a run stands after `step` completed steps.

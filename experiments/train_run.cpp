@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -135,6 +136,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       p.window.steps += 1;
       p.window.loss += r.loss;
       p.window.grad_norm += r.grad_norm;
+      p.window.grad_norm_max = std::max(p.window.grad_norm_max, r.grad_norm);
       p.window.tokens += tokens;
       p.window.seconds += seconds;
       observer.on_step(step, steps, r.loss, tokens / std::max(seconds, 1e-9));
@@ -143,6 +145,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
         curve.write(json{{"step", step},
                          {"loss", p.last_logged_loss},
                          {"grad_norm", p.window.grad_norm / double(p.window.steps)},
+                         {"grad_norm_max", p.window.grad_norm_max},
                          {"lr", r.lr},
                          {"tokens_per_s", p.window.tokens / std::max(p.window.seconds, 1e-9)},
                          {"elapsed_s", p.train_seconds + p.eval_seconds}});

@@ -143,7 +143,10 @@ TEST_CASE("end to end: a two-run sweep trains, writes results and curves, and ta
         CHECK_FALSE(l["eval"]["short"].contains("per_length"));
       } else {
         train_steps.push_back(l["step"]);
-        for (const char* key : {"loss", "lr", "grad_norm", "tokens_per_s", "elapsed_s"}) CHECK(l.contains(key));
+        for (const char* key : {"loss", "lr", "grad_norm", "grad_norm_max", "tokens_per_s", "elapsed_s"})
+          CHECK(l.contains(key));
+        // the largest step norm of the window is at least its mean
+        CHECK(l["grad_norm_max"].get<double>() >= l["grad_norm"].get<double>());
       }
     }
     CHECK(train_steps == std::vector<int64_t>{2, 4, 6});
@@ -206,6 +209,7 @@ TEST_CASE("the same config and seed give bit-identical losses", "[runner]") {
   for (size_t i = 0; i < la.size(); ++i) {
     CHECK(la[i].value("loss", -1.0) == lb[i].value("loss", -1.0));
     CHECK(la[i].value("grad_norm", -1.0) == lb[i].value("grad_norm", -1.0));
+    CHECK(la[i].value("grad_norm_max", -1.0) == lb[i].value("grad_norm_max", -1.0));
     CHECK(la[i].value("eval", json()) == lb[i].value("eval", json()));
   }
   // and a different seed gives different losses
