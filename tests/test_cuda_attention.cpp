@@ -401,6 +401,7 @@ TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forge
     check_path<bf16>({2, 768, 128}, true, seed++, span, extreme);
   }
   check_path<bf16>({2, 768, 128}, false, seed++, 0, extreme);  // the same without the gate: PaTH alone
+  check_path<bf16>({16, 768, 128}, true, seed++, 0, extreme);   // 192 chunks, as a model batch spreads them
 }
 
 TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda]") {
