@@ -402,6 +402,10 @@ TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forge
   }
   check_path<bf16>({2, 768, 128}, false, seed++, 0, extreme);  // the same without the gate: PaTH alone
   check_path<bf16>({16, 768, 128}, true, seed++, 0, extreme);   // 192 chunks, as a model batch spreads them
+  // a head that forgets ~12 nats per token: cumulative gates near −9,000 by the end, where a float's
+  // spacing is ~0.001 and the in-chunk differences still decide every weight
+  check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true});
+  check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true});
 }
 
 TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda]") {
