@@ -10,6 +10,7 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <string>
@@ -122,24 +123,29 @@ const std::vector<Shape> kShapes = {{2, 1, 16},  {3, 37, 16},  {2, 64, 32},  {1,
 
 // What the random PaTH inputs look like. The defaults are mild; the extreme regime is what a trained
 // PaTH-FoX layer can reach: sharp logits (q, k with sd 3), gates that forget up to ~10 nats per token,
-// and β at the clip limit 2 − 10⁻³ for every other token (near-reflections).
+// β at the clip limit 2 − 10⁻³ for every other token (near-reflections), and, over a small vocabulary
+// as in MQRAR's first layer, w rows drawn from a few distinct directions (repeated reflections).
 struct PathRegime {
   double qk_sd = 1.0, gate_mean = 2.0, gate_sd = 1.0;
   bool beta_at_clip = false;
+  int64_t distinct_w = 0;  // 0: every w row its own direction; k: each row one of the first k rows
 };
 
 // Unit rows w [BH, T, D] (unit after rounding to S: the kernels get exactly these) and β = 2σ(ξ)
 // [BH, T] in (0, 2) (with beta_at_clip, every other β is 2 − 10⁻³), rounded to float.
 template <typename S>
-std::pair<Host, Host> random_householder(const Shape& sh, CounterRng& rng, bool beta_at_clip = false) {
+std::pair<Host, Host> random_householder(const Shape& sh, CounterRng& rng, const PathRegime& regime = {}) {
   const int64_t rows = sh.bh * sh.T;
   Host w = random_values<S>(size_t(rows * sh.D), rng), beta(rows);
   for (int64_t r = 0; r < rows; ++r) {
     double norm = 0;
     for (int64_t x = 0; x < sh.D; ++x) norm += w[r * sh.D + x] * w[r * sh.D + x];
     for (int64_t x = 0; x < sh.D; ++x) w[r * sh.D + x] = stored(w[r * sh.D + x] / std::sqrt(norm), S());
-    beta[r] = double(float(beta_at_clip && r % 2 == 0 ? 2.0 - 1e-3 : 2.0 / (1.0 + std::exp(-rng.normal()))));
+    beta[r] = double(float(regime.beta_at_clip && r % 2 == 0 ? 2.0 - 1e-3 : 2.0 / (1.0 + std::exp(-rng.normal()))));
   }
+  if (regime.distinct_w > 0)
+    for (int64_t r = regime.distinct_w; r < rows; ++r)
+      std::copy_n(&w[int64_t(rng.below(uint64_t(regime.distinct_w))) * sh.D], sh.D, &w[r * sh.D]);
   return {w, beta};
 }
 
@@ -229,13 +235,14 @@ template <typename S>
 void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks = 0, PathRegime regime = {}) {
   INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate
                            << " span " << span_chunks << " qk sd " << regime.qk_sd << " gate x ~ N("
-                           << regime.gate_mean << ", " << regime.gate_sd << "²) beta at clip " << regime.beta_at_clip);
+                           << regime.gate_mean << ", " << regime.gate_sd << "²) beta at clip " << regime.beta_at_clip
+                           << " distinct w " << regime.distinct_w);
   CounterRng rng(seed, "path");
   const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
   const Host q = random_values<S>(n, rng, regime.qk_sd), k = random_values<S>(n, rng, regime.qk_sd);
   const Host v = random_values<S>(n, rng), d_o = random_values<S>(n, rng);
   const Host gate = random_gates(sh.bh, sh.T, rng, regime.gate_mean, regime.gate_sd);
-  const auto [w, beta] = random_householder<S>(sh, rng, regime.beta_at_clip);
+  const auto [w, beta] = random_householder<S>(sh, rng, regime);
   reference::PathInputs in{q.data(), k.data(), v.data(), w.data(), beta.data(), with_gate ? gate.data() : nullptr,
                            1.0 / std::sqrt(double(sh.D)), 0.9};
   const reference::AttentionShape rs{sh.bh, sh.T, sh.D};
@@ -406,6 +413,10 @@ TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forge
   // spacing is ~0.001 and the in-chunk differences still decide every weight
   check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true});
   check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true});
+  // w from 8 directions, each about 96 times in a sequence
+  check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8});
+  check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8});
+  check_path<bf16>({2, 768, 128}, false, seed++, 3, {3.0, -1.0, 3.0, true, 8});
 }
 
 TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda]") {
