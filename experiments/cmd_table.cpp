@@ -38,6 +38,10 @@ void table_command(TableCommandOptions o) {
   for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
   if (results.empty()) throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", o.dir));
   if (o.at_step > 0 && o.first_step) throw Error("--at-step and --first-step do not combine");
+  if ((o.at_step > 0 || o.first_step) && is_run_metric(o.table.metric))
+    throw Error(fmt::format("--metric {} is a field of the whole run, which the curve's evaluations do not hold "
+                            "(--at-step and --first-step read them)",
+                            o.table.metric));
   if (o.at_step > 0) use_metrics_at_step(results, o.at_step);
   std::string reached;  // what --first-step counts, for the note above the table
   if (o.first_step) {
@@ -75,7 +79,9 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("dir", o->dir, "folder of result files")->required();
   cmd->add_option("--rows", o->table.rows, "row dimension")->capture_default_str();
   cmd->add_option("--cols", o->table.cols, "column dimension")->capture_default_str();
-  cmd->add_option("--metric", o->table.metric, "metric to show (default: the task's primary metric)");
+  cmd->add_option("--metric", o->table.metric,
+                  "metric to show (default: the task's primary metric); a field of the whole run (final_train_loss, "
+                  "train_time_s, eval_time_s, wall_time_s, tokens_per_s, steps_done) shows as the one split 'run'");
   cmd->add_option("--split", o->table.split, "use only this eval split");
   cmd->add_option("--where", o->where, "keep results whose config key has this value: key=value; repeatable")
       ->allow_extra_args(false);

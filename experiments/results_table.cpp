@@ -94,9 +94,21 @@ json group_value(const std::string& name) {
   return v.is_discarded() || !v.is_number() ? json(name) : v;
 }
 
+// The pseudo split of the run-level metrics.
+constexpr const char* kRunSplit = "run";
+
 std::vector<Record> make_records(const std::vector<const json*>& results, const std::string& group_key,
                                  const std::string& metric, const std::string& only_split) {
   std::vector<Record> records;
+  if (is_run_metric(metric)) {
+    if (!group_key.empty())
+      throw Error(fmt::format("metric '{}' is a field of the whole run: it has no per-group breakdown", metric));
+    if (!only_split.empty() && only_split != kRunSplit)
+      throw Error(fmt::format("metric '{}' is a field of the whole run: its only split is '{}', not '{}'", metric,
+                              kRunSplit, only_split));
+    for (const json* r : results) records.push_back(Record{r, kRunSplit, nullptr, r->value(metric, json()), nullptr});
+    return records;
+  }
   const std::string trials = trials_key(metric);
   for (const json* r : results)
     for (const std::string& split : splits_of(*r)) {
@@ -122,6 +134,7 @@ std::vector<json> ordered_values(const Dim& d, const std::vector<Record>& record
     if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
   }
   if (d.kind == DimKind::Split) {
+    if (values == std::vector<json>{json(kRunSplit)}) return values;
     std::vector<json> ordered;
     std::set<std::string> seen;
     for (const Record& r : records)
@@ -283,8 +296,15 @@ const SeedRule& seed_rule(const std::string& name) {
 
 }  // namespace
 
+bool is_run_metric(const std::string& metric) {
+  static const std::set<std::string> fields = {"final_train_loss", "train_time_s", "eval_time_s",
+                                               "wall_time_s",      "tokens_per_s", "steps_done"};
+  return fields.count(metric) > 0;
+}
+
 bool higher_is_better(const json& result, const std::string& metric) {
-  const bool by_name = metric.find("error") == std::string::npos && metric.find("loss") == std::string::npos;
+  const bool by_name = metric.find("error") == std::string::npos && metric.find("loss") == std::string::npos &&
+                       metric.find("time_s") == std::string::npos;
   return result.value("primary_metric", "") == metric ? result.value("higher_is_better", by_name) : by_name;
 }
 

@@ -44,9 +44,13 @@ struct TableOptions {
 // The dotted config key of an alias, or `name` itself.
 std::string config_key_of(const std::string& name);
 
+// Whether `metric` is a field of the whole run (final_train_loss, train_time_s, …) rather than of
+// an eval split; such a metric tabulates under the one pseudo split "run".
+bool is_run_metric(const std::string& metric);
+
 // Whether higher values of `metric` are better in a result document: the result's own
-// "higher_is_better" where `metric` is its primary metric, else judged by the name (errors and
-// losses are lower-is-better).
+// "higher_is_better" where `metric` is its primary metric, else judged by the name (errors, losses
+// and times are lower-is-better).
 bool higher_is_better(const json& result, const std::string& metric);
 
 // The table (with a heading line and notes) for the result documents (as load_results returns

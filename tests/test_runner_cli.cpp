@@ -131,6 +131,10 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK(starts_files == load_results(dir + "/results")[0]["eval_splits"].size());
   cli({"table", dir + "/results", "--rows", "seed", "--out", dir + "/table.md"});
   CHECK_THAT(read_file(dir + "/table.md"), Catch::Contains("| seed \\ split |") && Catch::Contains("| 1 |"));
+  cli({"table", dir + "/results", "--rows", "seed", "--metric", "final_train_loss", "--out", dir + "/loss.md"});
+  CHECK_THAT(read_file(dir + "/loss.md"), Catch::Contains("| seed \\ split | run |"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/results", "--metric", "final_train_loss", "--at-step", "1"}),
+                    Catch::Contains("field of the whole run"));
   cli({"slurm", config, "--out", dir + "/job.sbatch", "--results", dir + "/results", "--set", "training.steps=3"});
   CHECK_THAT(read_file(dir + "/job.sbatch"), Catch::Contains("#SBATCH --array=0-1") &&
                                                  Catch::Contains("--set training.steps=3"));

@@ -196,6 +196,38 @@ TEST_CASE("table --col-order: named columns first in that order, the rest after;
                                                     Catch::Contains("in_dist, sparse, dense"));
 }
 
+TEST_CASE("table: a field of the whole run (final_train_loss, times) as the metric of one split 'run'", "[runner]") {
+  std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 1, 1, splits(0.3, 0.5, 0.0)),
+                               result("nope", 0, 1, splits(0.5, 0.5, 0.5)), result("nope", 0, 2, splits(0.5, 0.5, 0.5))};
+  const double losses[] = {0.5, 1.5, 3.25, 2.0}, seconds[] = {10, 30, 7, 9};
+  for (size_t i = 0; i < results.size(); ++i)
+    results[i]["final_train_loss"] = losses[i], results[i]["train_time_s"] = seconds[i];
+  TableOptions o;
+  o.metric = "final_train_loss";
+  o.where = {{"layers", 1}};
+  CHECK(results_table(results, o) ==
+        "final_train_loss by encoding and split: mean ± std over seeds (n = 1–2 per cell)\n\n"
+        "| encoding \\ split | run |\n"
+        "|---|---|\n"
+        "| nope | 3.25 |\n"
+        "| rope | 1 ± 0.71 |\n");
+  o.metric = "train_time_s";
+  o.where.clear();
+  o.cols = "layers";
+  o.split = "run";
+  CHECK_THAT(results_table(results, o), Catch::Contains("| nope | 7 | 9 |") && Catch::Contains("| rope | 20 ± 14 | — |"));
+  CHECK_FALSE(higher_is_better(results[0], "train_time_s"));  // lower times are better
+  o.split = "in_dist";
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("its only split is 'run', not 'in_dist'"));
+  // a run-level field has no per-length values
+  json words = result("path", 0, 1, lengths(1.0, 0.9, 0.0));
+  words["final_train_loss"] = 0.1;
+  TableOptions by_length;
+  by_length.metric = "final_train_loss";
+  by_length.cols = "length";
+  CHECK_THROWS_WITH(results_table({words}, by_length), Catch::Contains("no per-group breakdown"));
+}
+
 TEST_CASE("table --per-seed: every seed's value in seed order, · for a seed without a result", "[runner]") {
   const std::vector<json> results = {result("rope", 2, 1, splits(0.3, 0.5, 0.0)), result("rope", 0, 1, splits(0.1, 0.4, 0.0)),
                                      result("nope", 0, 1, splits(0.5, 0.5, 0.5)), result("nope", 1, 1, splits(0.25, 0.5, 0.5)),
