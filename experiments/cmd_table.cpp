@@ -80,8 +80,9 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--rows", o->table.rows, "row dimension")->capture_default_str();
   cmd->add_option("--cols", o->table.cols, "column dimension")->capture_default_str();
   cmd->add_option("--metric", o->table.metric,
-                  "metric to show (default: the task's primary metric); a field of the whole run (final_train_loss, "
-                  "train_time_s, eval_time_s, wall_time_s, tokens_per_s, steps_done) shows as the one split 'run'");
+                  fmt::format("metric to show (default: the task's primary metric); a field of the whole run ({}) "
+                              "shows as the one split 'run'",
+                              fmt::join(run_metrics(), ", ")));
   cmd->add_option("--split", o->table.split, "use only this eval split");
   cmd->add_option("--where", o->where, "keep results whose config key has this value: key=value; repeatable")
       ->allow_extra_args(false);

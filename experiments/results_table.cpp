@@ -125,8 +125,9 @@ std::vector<Record> make_records(const std::vector<const json*>& results, const 
   return records;
 }
 
-// Values of a dimension in display order: encodings in registry order, splits in the tasks' order,
-// numbers ascending, then strings.
+// Values of a dimension in display order: encodings in registry order, splits in the tasks' order
+// (a split no task names, such as the run-level metrics' "run", after them), numbers ascending, then
+// strings.
 std::vector<json> ordered_values(const Dim& d, const std::vector<Record>& records) {
   std::vector<json> values;
   for (const Record& r : records) {
@@ -134,13 +135,14 @@ std::vector<json> ordered_values(const Dim& d, const std::vector<Record>& record
     if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
   }
   if (d.kind == DimKind::Split) {
-    if (values == std::vector<json>{json(kRunSplit)}) return values;
     std::vector<json> ordered;
     std::set<std::string> seen;
     for (const Record& r : records)
       for (const auto& s : splits_of(*r.result))
         if (std::find(values.begin(), values.end(), json(s)) != values.end() && seen.insert(s).second)
           ordered.push_back(s);
+    for (const json& v : values)
+      if (seen.insert(v.get<std::string>()).second) ordered.push_back(v);
     return ordered;
   }
   std::vector<std::string> registry;
@@ -296,10 +298,15 @@ const SeedRule& seed_rule(const std::string& name) {
 
 }  // namespace
 
+const std::vector<std::string>& run_metrics() {
+  static const std::vector<std::string> fields = {"final_train_loss", "train_time_s", "eval_time_s",
+                                                  "wall_time_s",      "tokens_per_s", "steps_done"};
+  return fields;
+}
+
 bool is_run_metric(const std::string& metric) {
-  static const std::set<std::string> fields = {"final_train_loss", "train_time_s", "eval_time_s",
-                                               "wall_time_s",      "tokens_per_s", "steps_done"};
-  return fields.count(metric) > 0;
+  const std::vector<std::string>& fields = run_metrics();
+  return std::find(fields.begin(), fields.end(), metric) != fields.end();
 }
 
 bool higher_is_better(const json& result, const std::string& metric) {

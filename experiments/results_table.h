@@ -44,8 +44,9 @@ struct TableOptions {
 // The dotted config key of an alias, or `name` itself.
 std::string config_key_of(const std::string& name);
 
-// Whether `metric` is a field of the whole run (final_train_loss, train_time_s, …) rather than of
-// an eval split; such a metric tabulates under the one pseudo split "run".
+// The fields of a whole run's result (final_train_loss, train_time_s, …) that tabulate like a
+// metric, under the one pseudo split "run"; and whether `metric` is one of them.
+const std::vector<std::string>& run_metrics();
 bool is_run_metric(const std::string& metric);
 
 // Whether higher values of `metric` are better in a result document: the result's own
