@@ -16,6 +16,7 @@ void add_commands(CLI::App& app) {
   add_power_command(app);
   add_op_command(app);
   add_generate_command(app);
+  add_replay_command(app);
   add_bench_attention_command(app);
 }
 

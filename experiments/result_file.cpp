@@ -52,7 +52,7 @@ bool is_result_name(const fs::path& path) {
 
 RunFiles run_files(const std::string& dir, const PlannedRun& run) {
   const std::string stem = (fs::path(dir) / run.file_stem()).string();
-  return RunFiles{stem + ".json", stem + ".curve.jsonl", stem + ".ckpt.safetensors"};
+  return RunFiles{stem + ".json", stem + ".curve.jsonl", stem + ".ckpt.safetensors", stem + ".spike.safetensors"};
 }
 
 json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* task, const RunContext& context) {

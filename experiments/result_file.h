@@ -17,6 +17,7 @@ struct RunFiles {
   std::string result;      // <dir>/<id>-<hash>.json
   std::string curve;       // <dir>/<id>-<hash>.curve.jsonl
   std::string checkpoint;  // <dir>/<id>-<hash>.ckpt.safetensors
+  std::string spike_checkpoint;  // <dir>/<id>-<hash>.spike.safetensors (training.spike_grad_norm)
 };
 RunFiles run_files(const std::string& dir, const PlannedRun& run);
 

@@ -18,8 +18,8 @@ json nullable(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 }  // namespace
 
-void save_run_checkpoint(const std::string& path, const std::string& run_hash, const ModelConfig& model,
-                         const json& task, TrainingBackend& backend, const RunProgress& p) {
+void save_run_checkpoint(const std::string& path, const RunConfig& run, const ModelConfig& model,
+                         TrainingBackend& backend, const RunProgress& p) {
   const json state{{"step", p.step},
                    {"train_tokens", p.train_tokens},
                    {"train_seconds", p.train_seconds},
@@ -35,7 +35,21 @@ void save_run_checkpoint(const std::string& path, const std::string& run_hash, c
                    {"metrics", p.metrics}};
   const OptimizerState optimizer = backend.download_optimizer_state();
   save_checkpoint(path, model, backend.download_parameters(), &optimizer,
-                  {{"run_hash", run_hash}, {"run_progress", state.dump()}, {"task", task.dump()}});
+                  {{"run_hash", run.hash()},
+                   {"run_progress", state.dump()},
+                   {"task", run.task.dump()},
+                   {"run_config", run.doc.dump()}});
+}
+
+json checkpoint_run_config(const std::string& path) {
+  const LoadedCheckpoint loaded = load_checkpoint(path);
+  const auto it = loaded.metadata.find("run_config");
+  const json doc = it == loaded.metadata.end() ? json() : json::parse(it->second, nullptr, false);
+  if (!doc.is_object())
+    throw Error(fmt::format("{}: holds no run config (written by an older pathbench); give the run's config or "
+                            "result file with --config",
+                            path));
+  return doc;
 }
 
 std::optional<RunProgress> load_run_checkpoint(const std::string& path, const std::string& run_hash,

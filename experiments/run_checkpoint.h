@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/options.h"
+#include "experiments/run_config.h"
 #include "core/optim/training_backend.h"
 
 namespace pathbench {
@@ -27,15 +28,20 @@ struct RunProgress {
   json metrics = json::object();  // of the last evaluation
 };
 
-// `task` (the run's task config) goes into the metadata as "task", so `pathbench generate` reads and
-// writes the task's symbols.
-void save_run_checkpoint(const std::string& path, const std::string& run_hash, const ModelConfig& model,
-                         const json& task, TrainingBackend& backend, const RunProgress& progress);
+// The metadata names the run (its hash), its task config ("task", so `pathbench generate` reads and
+// writes the task's symbols) and its whole config ("run_config", so `pathbench replay` needs no other
+// file). `model` is the run's model with its vocabulary size resolved.
+void save_run_checkpoint(const std::string& path, const RunConfig& run, const ModelConfig& model,
+                         TrainingBackend& backend, const RunProgress& progress);
 
 // Loads a checkpoint of run `run_hash` into `backend` (built from the run's config) and returns its
 // progress; nullopt when no file exists or it belongs to another run. Throws pathbench::Error for
 // an unreadable or mismatched file.
 std::optional<RunProgress> load_run_checkpoint(const std::string& path, const std::string& run_hash,
                                                TrainingBackend& backend);
+
+// The config of the run that wrote the checkpoint at `path` (its "run_config" metadata). Throws
+// pathbench::Error naming the path when the file holds none (a checkpoint of an older pathbench).
+json checkpoint_run_config(const std::string& path);
 
 }  // namespace pathbench

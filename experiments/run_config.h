@@ -30,6 +30,7 @@ struct TrainingConfig {
   double early_stop_at = 0.99;      // metric reaches early_stop_at at a periodic evaluation
   int64_t log_every = 10;
   int64_t checkpoint_every = 0;  // 0: no checkpoints
+  double spike_grad_norm = 0;    // keep the checkpoint before the first step whose gradient norm exceeds it; 0: off
 };
 
 struct RunConfig {

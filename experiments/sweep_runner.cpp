@@ -58,6 +58,7 @@ RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, 
     std::error_code ignored;
     fs::remove(files.result, ignored);
     fs::remove(files.checkpoint, ignored);
+    fs::remove(files.spike_checkpoint, ignored);
   }
   omp_set_num_threads(run.config.threads > 0 ? int(run.config.threads) : default_threads);
   RunContext context{options.config_file, utc_timestamp(), "", 0, omp_get_max_threads(), git};
@@ -68,7 +69,7 @@ RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, 
   try {
     task = options.tasks.make(run.config.task, run.label + ": task");
     const std::string starts = (fs::path(options.out_dir) / ".held-out-starts").string();
-    outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, previous.empty(), starts}, events);
+    outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, previous.empty(), starts, files.spike_checkpoint}, events);
   } catch (const Error& e) {
     outcome.status = "failed";
     outcome.failure_reason = e.what();

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "core/error.h"
@@ -65,10 +66,31 @@ class CurveWriter {
   std::ofstream out_;
 };
 
-TokenBatch training_batch(const Task& task, const RunConfig& c, int64_t step) {
-  const int64_t size = c.training.batch_size;
-  return collate(draw_examples(task, "train", uint64_t(c.seed), step * size, size));
-}
+// Keeps a copy of the latest checkpoint (taken after `checkpoint_step`) the first time a step's
+// gradient norm exceeds training.spike_grad_norm or is non-finite, so the steps to the spike can be
+// replayed from it (experiments/replay.h); a curve line records it. A copy kept earlier (by this
+// run before a resume) stays, as does the trap's state: it fires once per run.
+class SpikeTrap {
+ public:
+  SpikeTrap(const TrainingConfig& t, const RunOutputs& outputs)
+      : threshold_(t.spike_grad_norm), checkpoint_(outputs.checkpoint), copy_(outputs.spike_checkpoint),
+        fired_(threshold_ <= 0 || copy_.empty() || std::filesystem::exists(copy_)) {}
+  void saw(int64_t step, double grad_norm, int64_t checkpoint_step, CurveWriter& curve) {
+    if (fired_ || checkpoint_step == 0 || (std::isfinite(grad_norm) && grad_norm <= threshold_)) return;
+    write_file_atomically(copy_, read_file(checkpoint_));
+    fired_ = true;
+    curve.write(json{{"step", step},
+                     {"spike",
+                      {{"grad_norm", std::isfinite(grad_norm) ? json(grad_norm) : json(nullptr)},
+                       {"checkpoint", std::filesystem::path(copy_).filename().string()},
+                       {"checkpoint_step", checkpoint_step}}}});
+  }
+
+ private:
+  double threshold_;
+  std::string checkpoint_, copy_;
+  bool fired_;
+};
 
 json eval_curve_line(int64_t step, const json& metrics) {
   json evals = json::object();
@@ -90,6 +112,11 @@ json timed_evaluation(TrainingBackend& backend, const Task& task, const Training
 
 }  // namespace
 
+TokenBatch training_batch(const Task& task, const RunConfig& c, int64_t step) {
+  const int64_t size = c.training.batch_size;
+  return collate(draw_examples(task, "train", uint64_t(c.seed), step * size, size));
+}
+
 RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& outputs, RunObserver& observer) {
   RunOutcome out;
   RunProgress p;
@@ -109,6 +136,8 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
         out.resumed_from = p.step;
       }
     CurveWriter curve(outputs.curve, p.step);
+    SpikeTrap spikes(c.training, outputs);
+    int64_t checkpoint_step = p.step;  // of the checkpoint on disk (0: none yet)
     const int64_t steps = c.training.steps;
     // On a GPU the next step's batch is drawn while the device runs this one.
     const bool ahead = prefetch_enabled(parse_prefetch_mode(std::getenv("PATHBENCH_PREFETCH")), c.device);
@@ -120,6 +149,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       const TokenBatch batch = batches.take(p.step);
       const TrainStep r = backend->step(batch);
       const double seconds = seconds_since(t0);
+      spikes.saw(at_step, r.grad_norm, checkpoint_step, curve);
       if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) {
         out.status = "nan";
         out.failure_step = at_step;
@@ -170,10 +200,13 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
       }
       // (not at an early stop: a resumed run then repeats the steps to it and stops there again)
       const bool saved = checkpoints && (step % c.training.checkpoint_every == 0 || step == steps);
-      if (saved) save_run_checkpoint(outputs.checkpoint, c.hash(), mc, c.task, *backend, p);
+      if (saved) {
+        save_run_checkpoint(outputs.checkpoint, c, mc, *backend, p);
+        checkpoint_step = step;
+      }
       if (last) break;
       if (stop_requested()) {  // a signal asked the sweep to stop: keep this step, leave no result
-        if (checkpoints && !saved) save_run_checkpoint(outputs.checkpoint, c.hash(), mc, c.task, *backend, p);
+        if (checkpoints && !saved) save_run_checkpoint(outputs.checkpoint, c, mc, *backend, p);
         out.status = "interrupted";
         out.failure_step = step;
         out.failure_reason = fmt::format("stopped by signal {} after step {}; {}", stop_signal(), step,

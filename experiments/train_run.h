@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "core/model/batch.h"
 #include "experiments/run_config.h"
 #include "tasks/task.h"
 
@@ -40,7 +41,12 @@ struct RunOutputs {
   std::string checkpoint;   // written every training.checkpoint_every steps and at the end (when > 0)
   bool resume = false;      // continue from the checkpoint when one of this run exists
   std::string held_out_starts;  // folder of the sweep's shared held-out draw starts ("": none; evaluate.h)
+  std::string spike_checkpoint;  // where training.spike_grad_norm keeps its copy ("": nowhere)
 };
+
+// The batch of training step `step` (0-based: the steps taken before it): examples step·batch_size
+// onwards of the train split, for the run's seed.
+TokenBatch training_batch(const Task& task, const RunConfig& config, int64_t step);
 
 // Trains `config` on `task`, writing the curve (and checkpoints) to `outputs`. Does not throw: a non-finite loss
 // or gradient ends the run with status "nan", an exception (a pathbench::Error, or any other as an

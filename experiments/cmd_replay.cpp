@@ -1,0 +1,114 @@
+// `pathbench replay CHECKPOINT`: a run's next training steps from one of its checkpoints, on a
+// device and precision of one's choice, with each step's loss, gradient norm and the tensors with
+// the largest gradients (experiments/replay.h). The run's config comes from the checkpoint, or from
+// --config: a config file (a sweep narrowed to one run with --set) or the run's result JSON.
+#include <fmt/format.h>
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "experiments/cli_checks.h"
+#include "experiments/commands.h"
+#include "experiments/file_output.h"
+#include "experiments/replay.h"
+#include "experiments/run_checkpoint.h"
+#include "experiments/run_plan.h"
+
+namespace pathbench {
+
+namespace {
+
+struct ReplayOptions {
+  std::string config, checkpoint, device, precision, out;
+  std::vector<std::string> sets;
+  int64_t steps = 10;
+  int64_t threads = -1;
+  size_t listed = 3;
+};
+
+// The one run that the config (the checkpoint's, a config file or a result JSON's "config") and the
+// overrides describe.
+PlannedRun the_run(const ReplayOptions& o) {
+  json doc = o.config.empty() ? checkpoint_run_config(o.checkpoint) : load_config_file(o.config);
+  const std::string where = o.config.empty() ? o.checkpoint + " (its run config)" : o.config;
+  if (doc.is_object() && doc.contains("pathbench_result")) {
+    if (!doc.contains("config") || !doc["config"].is_object())
+      throw Error(fmt::format("{}: a result file without a 'config' object", o.config));
+    doc = doc["config"];
+  }
+  std::vector<Override> overrides;
+  for (const auto& text : o.sets) overrides.push_back(parse_override(text));
+  if (!o.device.empty()) overrides.push_back(Override{"device", o.device});
+  if (!o.precision.empty()) overrides.push_back(Override{"precision", o.precision});
+  if (o.threads >= 0) overrides.push_back(Override{"threads", o.threads});
+  std::vector<PlannedRun> runs = plan_runs(doc, overrides, where, registry_task_provider());
+  if (runs.size() != 1)
+    throw Error(fmt::format("{}: describes {} runs; narrow it to one with --set (e.g. --set seed=0)", where,
+                            runs.size()));
+  return std::move(runs.front());
+}
+
+void print_step(const ReplayedStep& s, size_t listed) {
+  std::vector<std::pair<std::string, double>> largest = s.tensor_grad_norms;
+  const size_t shown = std::min(listed, largest.size());
+  std::partial_sort(largest.begin(), largest.begin() + shown, largest.end(),
+                    [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string names;
+  for (size_t i = 0; i < shown; ++i) names += fmt::format("{}{} {:.3g}", i ? ", " : "", largest[i].first, largest[i].second);
+  fmt::print("{:>8}  {:>10.5g}  {:>11.4g}  {:>9.3g}  {}{}\n", s.step, s.loss, s.grad_norm, s.lr, names,
+             s.non_finite.empty() ? "" : fmt::format("  ({} tensors with non-finite gradients)", s.non_finite.size()));
+}
+
+void replay_command(const ReplayOptions& o) {
+  const PlannedRun run = the_run(o);
+  if (run.config.threads > 0) omp_set_num_threads(int(run.config.threads));
+  const std::unique_ptr<Task> task = registry_task_provider().make(run.config.task, run.label + ": task");
+  const Replay replay = replay_training(run.config, *task, o.checkpoint, o.steps);
+  fmt::print("{} from step {} of {}, on {} ({})\n", run.file_stem(), replay.checkpoint_step, o.checkpoint,
+             replay.device, run.config.precision);
+  fmt::print("{:>8}  {:>10}  {:>11}  {:>9}  largest gradient norms (before clipping)\n", "step", "loss", "grad norm",
+             "lr");
+  for (const ReplayedStep& s : replay.steps) print_step(s, o.listed);
+  if (o.out.empty()) return;
+  json doc = replay_to_json(replay);
+  doc["run"] = run.file_stem();
+  doc["checkpoint"] = o.checkpoint;
+  doc["precision"] = run.config.precision;
+  doc["config"] = run.config.doc;
+  write_file_atomically(o.out, doc.dump(2) + "\n");
+  fmt::print("wrote {}\n", o.out);
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app) {
+  auto o = std::make_shared<ReplayOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "replay", "take a run's next training steps from one of its checkpoints, on any device and precision");
+  cmd->footer(
+      "Loads the parameters and AdamW state of CHECKPOINT (a run's .ckpt.safetensors, or the .spike.safetensors "
+      "that training.spike_grad_norm keeps) and trains --steps steps with the run's batches and learning rates, "
+      "printing each step's loss, gradient norm and largest per-tensor gradient norms. The same replay on the "
+      "GPU and on the CPU (--device cpu --precision fp32) tells a spike of the model's own from a device's.");
+  cmd->add_option("checkpoint", o->checkpoint, "a checkpoint written by a run (on any device)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--config", o->config,
+                  "the run's config file (one run, after --set) or its result JSON (default: the run config the "
+                  "checkpoint holds)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--set", o->sets, "override a key: key.path=value, as in pathbench run")->allow_extra_args(false);
+  cmd->add_option("--steps", o->steps, "training steps to take from the checkpoint")->check(integer_at_least(1));
+  cmd->add_option("--device", o->device, "device, same as --set device=...")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--precision", o->precision, "products' precision, same as --set precision=...")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
+  cmd->add_option("--threads", o->threads, "CPU threads, same as --set threads=N")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--largest", o->listed, "tensors listed per step, largest gradient norm first")
+      ->check(integer_at_least(0));
+  cmd->add_option("--out", o->out, "also write every step's numbers, every tensor's norm, as JSON");
+  cmd->callback([o]() { replay_command(*o); });
+}
+
+}  // namespace pathbench

@@ -1,0 +1,77 @@
+// replay_training: a checkpoint's next training steps on any device, with per-tensor gradient norms.
+#include "experiments/replay.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/optim/training_backend.h"
+#include "experiments/checkpoint.h"
+#include "experiments/train_run.h"
+
+namespace pathbench {
+
+namespace {
+
+// Each tensor's gradient norm before clipping: the backend keeps the clipped gradients, scaled by
+// clip_norm / grad_norm when grad_norm exceeded clip_norm (adamw.h).
+ReplayedStep describe_step(int64_t step, const TrainStep& r, const ParameterSet<float>& params, double clip_norm) {
+  ReplayedStep out{step, r.loss, r.grad_norm, r.lr, {}, {}};
+  const bool clipped = clip_norm > 0 && r.grad_norm > clip_norm;
+  const double unclip = !clipped ? 1.0 : std::isfinite(r.grad_norm) ? r.grad_norm / clip_norm : std::nan("");
+  const std::vector<float>& grads = params.grads();
+  for (const ParameterEntry& e : params.entries()) {
+    double ss = 0;
+    int64_t bad = 0;
+    for (size_t j = e.offset; j < e.offset + e.size; ++j) {
+      ss += double(grads[j]) * double(grads[j]);
+      bad += std::isfinite(grads[j]) ? 0 : 1;
+    }
+    out.tensor_grad_norms.emplace_back(e.name, std::sqrt(ss) * unclip);
+    if (bad > 0) out.non_finite[e.name] = bad;
+  }
+  return out;
+}
+
+json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
+
+}  // namespace
+
+Replay replay_training(const RunConfig& c, const Task& task, const std::string& checkpoint, int64_t steps) {
+  ModelConfig mc = c.model;
+  if (mc.vocab_size == 0) mc.vocab_size = task.vocabulary().size();
+  const TrainingSetup setup{c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm, uint64_t(c.seed)};
+  std::unique_ptr<TrainingBackend> backend = make_training_backend(mc, setup, c.backend_options());
+  const LoadedCheckpoint loaded = load_checkpoint(checkpoint);
+  try {
+    backend->upload_parameters(loaded.model->params());
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: its tensors do not fit the run's model ({})", checkpoint, e.what()));
+  }
+  backend->upload_optimizer_state(load_optimizer_state(checkpoint, loaded.model->params()));
+  Replay replay{backend->steps(), backend->device_description(), {}};
+  for (int64_t k = 0; k < steps; ++k) {
+    const int64_t done = replay.checkpoint_step + k;  // steps taken before this one
+    const TrainStep r = backend->step(training_batch(task, c, done));
+    replay.steps.push_back(describe_step(done + 1, r, backend->download_parameters(), c.optimizer.clip_norm));
+  }
+  return replay;
+}
+
+json replay_to_json(const Replay& replay) {
+  json steps = json::array();
+  for (const ReplayedStep& s : replay.steps) {
+    json tensors = json::object();
+    for (const auto& [name, norm] : s.tensor_grad_norms) tensors[name] = number_or_null(norm);
+    steps.push_back(json{{"step", s.step},
+                         {"loss", number_or_null(s.loss)},
+                         {"grad_norm", number_or_null(s.grad_norm)},
+                         {"lr", s.lr},
+                         {"tensor_grad_norms", tensors},
+                         {"non_finite_gradients", s.non_finite}});
+  }
+  return json{{"checkpoint_step", replay.checkpoint_step}, {"device", replay.device}, {"steps", steps}};
+}
+
+}  // namespace pathbench

@@ -1,0 +1,40 @@
+// Replaying training steps from a checkpoint: load a run's parameters and AdamW state, then take
+// the run's next training steps (the same batches, the same learning rates) on any device and
+// precision, recording each step's loss, gradient norm and per-tensor gradient norms. Comparing a
+// replay on the GPU with one on the CPU from the same checkpoint tells whether a gradient spike is
+// the model's own (both see it) or a device's (one does).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "experiments/run_config.h"
+#include "tasks/task.h"
+
+namespace pathbench {
+
+struct ReplayedStep {
+  int64_t step = 0;         // 1-based, as in the run's curve
+  double loss = 0, grad_norm = 0, lr = 0;
+  // Each tensor's gradient norm before clipping, in declaration order (NaN where the step's norm
+  // was infinite, so clipping left nothing to recover it from).
+  std::vector<std::pair<std::string, double>> tensor_grad_norms;
+  // Non-finite gradient entries per tensor, only the tensors that have any.
+  std::map<std::string, int64_t> non_finite;
+};
+
+struct Replay {
+  int64_t checkpoint_step = 0;  // the steps the checkpoint had taken
+  std::string device;           // the processor, in words
+  std::vector<ReplayedStep> steps;
+};
+
+// Loads `checkpoint` (written by any run of `config`'s model, on any device: the run hash is not
+// checked, since a replay changes device or precision) and takes `steps` training steps with
+// `config`'s optimizer, schedule, seed and batches. Throws pathbench::Error for an unreadable
+// checkpoint, one without optimizer state, or one whose tensors differ from the model's.
+Replay replay_training(const RunConfig& config, const Task& task, const std::string& checkpoint, int64_t steps);
+
+json replay_to_json(const Replay& replay);
+
+}  // namespace pathbench
