@@ -107,12 +107,13 @@ const char* precision_name() {
   return std::is_same_v<S, float> ? "fp32" : "bf16";
 }
 
-#define CHECK_CLOSE(name, got, ref)                                   \
+#define CHECK_CLOSE_WITHIN(name, got, ref, tolerance)                 \
   do {                                                                \
     const double err_ = relative_error(got, ref);                     \
     INFO(name << " relative error " << err_);                        \
-    CHECK(err_ <= kTolerance<S>);                                     \
+    CHECK(err_ <= (tolerance));                                       \
   } while (0)
+#define CHECK_CLOSE(name, got, ref) CHECK_CLOSE_WITHIN(name, got, ref, kTolerance<S>)
 
 struct Shape {
   int64_t bh, T, D;
@@ -129,6 +130,9 @@ struct PathRegime {
   double qk_sd = 1.0, gate_mean = 2.0, gate_sd = 1.0;
   bool beta_at_clip = false;
   int64_t distinct_w = 0;  // 0: every w row its own direction; k: each row one of the first k rows
+  // bf16's bound on the relative error: logits of ±30 (sharp q, k) carry the bf16 rounding of the
+  // moved queries and keys into the softmax weights, which the default bound does not allow for
+  double bf16_tolerance = kTolerance<bf16>;
 };
 
 // Unit rows w [BH, T, D] (unit after rounding to S: the kernels get exactly these) and β = 2σ(ξ)
@@ -230,48 +234,107 @@ void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
 
 // ---- PaTH and PaTH-FoX ------------------------------------------------------------------------------
 
-// span_chunks: the backward's chunks per span (0: its own choice).
+// Random PaTH inputs of one shape and regime (span_chunks: the backward's chunks per span, 0: its
+// own choice) on the GPU, with the kernels' outputs after run().
+template <typename S>
+struct PathCase {
+  Shape sh;
+  bool with_gate;
+  size_t n, rows;
+  CounterRng rng;
+  Host q, k, v, d_o, gate;
+  std::pair<Host, Host> w_beta;  // w [BH, T, D], β [BH, T]
+  reference::PathInputs in;
+  DeviceArray<S> dq_in, dk_in, dv_in, dw_in, ddo, o, dq, dk, dv, dw;
+  DeviceArray<float> dbeta_in, dgate, lse, db, dg;
+  cuda::PathAttentionCudaArgs<S> a;
+  DeviceWorkspace fws, bws;
+
+  PathCase(const Shape& shape, bool gated, uint64_t seed, int64_t span_chunks, const PathRegime& regime)
+      : sh(shape), with_gate(gated), n(sh.bh * sh.T * sh.D), rows(sh.bh * sh.T), rng(seed, "path"),
+        q(random_values<S>(n, rng, regime.qk_sd)), k(random_values<S>(n, rng, regime.qk_sd)),
+        v(random_values<S>(n, rng)), d_o(random_values<S>(n, rng)),
+        gate(random_gates(sh.bh, sh.T, rng, regime.gate_mean, regime.gate_sd)),
+        w_beta(random_householder<S>(sh, rng, regime)),
+        in{q.data(), k.data(), v.data(), w_beta.first.data(), w_beta.second.data(), with_gate ? gate.data() : nullptr,
+           1.0 / std::sqrt(double(sh.D)), 0.9},
+        dq_in(n), dk_in(n), dv_in(n), dw_in(n), ddo(n), o(n), dq(n), dk(n), dv(n), dw(n), dbeta_in(rows), dgate(rows),
+        lse(rows), db(rows), dg(rows),
+        a{sh.bh,       sh.T,        sh.D,        float(in.scale),
+          dq_in.get(), dk_in.get(), dv_in.get(), dw_in.get(),
+          dbeta_in.get(), with_gate ? dgate.get() : nullptr, float(in.gate_scale),
+          span_chunks},
+        fws(cuda::path_attention_forward_workspace_bytes(a)),
+        bws(cuda::path_attention_backward_workspace_bytes(a)) {
+    dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), dw_in.upload(w_beta.first), ddo.upload(d_o);
+    dbeta_in.upload(w_beta.second), dgate.upload(gate);
+  }
+  void run() {
+    cuda::path_attention_forward(a, o.get(), lse.get(), fws.get(), nullptr);
+    cuda::path_attention_backward(a, o.get(), lse.get(), fws.get(), ddo.get(), dq.get(), dk.get(), dv.get(), dw.get(),
+                                  db.get(), with_gate ? dg.get() : nullptr, bws.get(), nullptr);
+  }
+  // o, dq, dk, dv, dw, dβ and (gated) the gate gradient, downloaded.
+  std::vector<Host> outputs() {
+    std::vector<Host> out{o.download(), dq.download(), dk.download(), dv.download(), dw.download(), db.download()};
+    if (with_gate) out.push_back(dg.download());
+    return out;
+  }
+};
+
 template <typename S>
 void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks = 0, PathRegime regime = {}) {
   INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate
                            << " span " << span_chunks << " qk sd " << regime.qk_sd << " gate x ~ N("
                            << regime.gate_mean << ", " << regime.gate_sd << "²) beta at clip " << regime.beta_at_clip
                            << " distinct w " << regime.distinct_w);
-  CounterRng rng(seed, "path");
-  const size_t n = sh.bh * sh.T * sh.D, rows = sh.bh * sh.T;
-  const Host q = random_values<S>(n, rng, regime.qk_sd), k = random_values<S>(n, rng, regime.qk_sd);
-  const Host v = random_values<S>(n, rng), d_o = random_values<S>(n, rng);
-  const Host gate = random_gates(sh.bh, sh.T, rng, regime.gate_mean, regime.gate_sd);
-  const auto [w, beta] = random_householder<S>(sh, rng, regime);
-  reference::PathInputs in{q.data(), k.data(), v.data(), w.data(), beta.data(), with_gate ? gate.data() : nullptr,
-                           1.0 / std::sqrt(double(sh.D)), 0.9};
+  PathCase<S> c(sh, with_gate, seed, span_chunks, regime);
   const reference::AttentionShape rs{sh.bh, sh.T, sh.D};
+  const size_t n = c.n, rows = c.rows;
   Host o_ref(n), lse_ref(rows), dq_ref(n), dk_ref(n), dv_ref(n), dw_ref(n), db_ref(rows), dg_ref(rows);
-  reference::path_forward(rs, in, o_ref.data(), lse_ref.data());
-  reference::path_backward(rs, in, o_ref.data(), lse_ref.data(), d_o.data(), dq_ref.data(), dk_ref.data(),
+  reference::path_forward(rs, c.in, o_ref.data(), lse_ref.data());
+  reference::path_backward(rs, c.in, o_ref.data(), lse_ref.data(), c.d_o.data(), dq_ref.data(), dk_ref.data(),
                            dv_ref.data(), dw_ref.data(), db_ref.data(), with_gate ? dg_ref.data() : nullptr);
+  c.run();
+  const double tolerance = std::is_same_v<S, float> ? kTolerance<S> : regime.bf16_tolerance;
+  CHECK_CLOSE_WITHIN("o", c.o.download(), o_ref, tolerance);
+  CHECK_CLOSE_WITHIN("lse", c.lse.download(), lse_ref, tolerance);
+  CHECK_CLOSE_WITHIN("dq", c.dq.download(), dq_ref, tolerance);
+  CHECK_CLOSE_WITHIN("dk", c.dk.download(), dk_ref, tolerance);
+  CHECK_CLOSE_WITHIN("dv", c.dv.download(), dv_ref, tolerance);
+  CHECK_CLOSE_WITHIN("dw", c.dw.download(), dw_ref, tolerance);
+  CHECK_CLOSE_WITHIN("dbeta", c.db.download(), db_ref, tolerance);
+  if (with_gate) CHECK_CLOSE_WITHIN("d_cum_log_gate", c.dg.download(), dg_ref, tolerance);
+}
 
-  DeviceArray<S> dq_in(n), dk_in(n), dv_in(n), dw_in(n), ddo(n), o(n), dq(n), dk(n), dv(n), dw(n);
-  DeviceArray<float> dbeta_in(rows), dgate(rows), lse(rows), db(rows), dg(rows);
-  dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), dw_in.upload(w), ddo.upload(d_o);
-  dbeta_in.upload(beta), dgate.upload(gate);
-  cuda::PathAttentionCudaArgs<S> a{sh.bh,       sh.T,        sh.D,        float(in.scale),
-                                   dq_in.get(), dk_in.get(), dv_in.get(), dw_in.get(),
-                                   dbeta_in.get(), with_gate ? dgate.get() : nullptr, float(in.gate_scale),
-                                   span_chunks};
-  DeviceWorkspace fws(cuda::path_attention_forward_workspace_bytes(a));
-  cuda::path_attention_forward(a, o.get(), lse.get(), fws.get(), nullptr);
-  DeviceWorkspace bws(cuda::path_attention_backward_workspace_bytes(a));
-  cuda::path_attention_backward(a, o.get(), lse.get(), fws.get(), ddo.get(), dq.get(), dk.get(), dv.get(), dw.get(),
-                                db.get(), with_gate ? dg.get() : nullptr, bws.get(), nullptr);
-  CHECK_CLOSE("o", o.download(), o_ref);
-  CHECK_CLOSE("lse", lse.download(), lse_ref);
-  CHECK_CLOSE("dq", dq.download(), dq_ref);
-  CHECK_CLOSE("dk", dk.download(), dk_ref);
-  CHECK_CLOSE("dv", dv.download(), dv_ref);
-  CHECK_CLOSE("dw", dw.download(), dw_ref);
-  CHECK_CLOSE("dbeta", db.download(), db_ref);
-  if (with_gate) CHECK_CLOSE("d_cum_log_gate", dg.download(), dg_ref);
+// The same inputs through the PaTH forward and backward `reps` times: every pass must give what the
+// first gave, up to the order of the backward's atomic adds (bf16: an output rounded either way), and
+// nothing non-finite. A pass that differs by more reads memory before it is written: a race, the kind
+// of fault that strikes one training step in thousands.
+template <typename S>
+void check_path_repeats(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks, const PathRegime& regime,
+                        int reps) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate << " span "
+                           << span_chunks << " distinct w " << regime.distinct_w << ", " << reps << " passes");
+  PathCase<S> c(sh, with_gate, seed, span_chunks, regime);
+  c.run();
+  const std::vector<Host> first = c.outputs();
+  double worst = 0;
+  int worst_pass = 0;
+  size_t non_finite = 0;
+  for (int pass = 1; pass < reps; ++pass) {
+    c.run();
+    const std::vector<Host> again = c.outputs();
+    for (size_t i = 0; i < again.size(); ++i) {
+      for (double x : again[i]) non_finite += std::isfinite(x) ? 0 : 1;
+      const double e = relative_error(again[i], first[i]);
+      if (!(e <= worst)) worst = e, worst_pass = pass;
+    }
+  }
+  INFO("largest relative difference from the first pass " << worst << " (pass " << worst_pass << ")");
+  WARN("PaTH repeat check " << precision_name<S>() << ": largest relative difference " << worst);
+  CHECK(non_finite == 0);
+  CHECK(worst <= (std::is_same_v<S, float> ? 1e-4 : 1e-2));
 }
 
 // ---- every registered op's GPU implementation (op_registry.h) against its CPU implementation -------
@@ -401,7 +464,8 @@ TEST_CASE("CUDA PaTH and PaTH-FoX attention match float64 brute force", "[cuda]"
 // stay finite and match the float64 reference where a trained layer's inputs are extreme.
 TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forgetting and beta at the clip",
           "[cuda]") {
-  const PathRegime extreme{3.0, -1.0, 3.0, true};
+  // bf16 at sd-3 logits: 1.1–2.9 % relative error on the H200 at 24b6655 (fp32 within 1e-5), so 4 %
+  const PathRegime extreme{3.0, -1.0, 3.0, true, 0, 4e-2};
   uint64_t seed = 500;
   for (int64_t span : {0, 3}) {
     check_path<float>({2, 768, 128}, true, seed++, span, extreme);
@@ -411,12 +475,21 @@ TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forge
   check_path<bf16>({16, 768, 128}, true, seed++, 0, extreme);   // 192 chunks, as a model batch spreads them
   // a head that forgets ~12 nats per token: cumulative gates near −9,000 by the end, where a float's
   // spacing is ~0.001 and the in-chunk differences still decide every weight
-  check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true});
-  check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true});
+  check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true, 0, 4e-2});
+  check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -12.0, 3.0, true, 0, 4e-2});
   // w from 8 directions, each about 96 times in a sequence
-  check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8});
-  check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8});
-  check_path<bf16>({2, 768, 128}, false, seed++, 3, {3.0, -1.0, 3.0, true, 8});
+  check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8, 4e-2});
+  check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8, 4e-2});
+  check_path<bf16>({2, 768, 128}, false, seed++, 3, {3.0, -1.0, 3.0, true, 8, 4e-2});
+}
+
+TEST_CASE("CUDA PaTH and PaTH-FoX give the same result on every pass at the MQRAR model's layer shape", "[cuda]") {
+  // B·H = 32 slices of the MQRAR head shape (T 768, D 128): 384 chunks, more than the resident
+  // blocks; w from 8 directions and β at the clip, as a first layer over a small vocabulary.
+  const PathRegime first_layer{1.0, 2.0, 1.0, true, 8};
+  check_path_repeats<bf16>({32, 768, 128}, true, 600, 0, first_layer, 60);
+  check_path_repeats<bf16>({32, 768, 128}, false, 601, 0, first_layer, 60);
+  check_path_repeats<float>({32, 768, 128}, true, 602, 0, first_layer, 20);
 }
 
 TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda]") {
