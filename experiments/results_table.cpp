@@ -192,24 +192,59 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, jso
   }
 }
 
-// "key (v1, v2)" for every config key (outside `excluded` and the keys under them) whose value
-// differs among `results`.
-std::vector<std::string> differing_keys(const std::vector<const json*>& results, const std::vector<std::string>& excluded) {
+// A config leaf's value in a flattened config, dumped ("(absent)" when it has none).
+std::string leaf_text(const std::map<std::string, json>& flat, const std::string& key) {
+  const auto it = flat.find(key);
+  return it == flat.end() ? "(absent)" : it->second.dump();
+}
+
+// Does `key` take one value for each value of `leader` (e.g. per-length runs' eval splits follow the
+// training length)? Keys under `leader` (its options) compare as one value.
+bool follows(const std::vector<std::map<std::string, json>>& flat, const std::string& key, const std::string& leader) {
+  std::map<std::string, std::string> value_of;  // leader's value → key's
+  for (const auto& f : flat) {
+    std::string lead;
+    for (const auto& [k, v] : f)
+      if (k == leader || k.rfind(leader + ".", 0) == 0) lead += k + "=" + v.dump() + ";";
+    const auto [it, added] = value_of.emplace(lead, leaf_text(f, key));
+    if (!added && it->second != leaf_text(f, key)) return false;
+  }
+  return true;
+}
+
+bool is_task_key(const std::string& key) { return key.rfind("task.", 0) == 0; }
+
+// The config keys (outside `excluded` and the keys under them) whose value differs among `results`:
+// as "key (v1, v2)" in `mixed`, or, for a task option that one of the task options in `leaders`
+// determines (a task defined one per length), as its name in `following[leader]`.
+struct DifferingKeys {
+  std::vector<std::string> mixed;
+  std::map<std::string, std::vector<std::string>> following;
+};
+DifferingKeys differing_keys(const std::vector<const json*>& results, const std::vector<std::string>& excluded,
+                             const std::vector<std::string>& leaders = {}) {
   std::vector<std::map<std::string, json>> flat(results.size());
   for (size_t i = 0; i < results.size(); ++i) flatten((*results[i])["config"], "", flat[i]);
   std::set<std::string> keys;
   for (const auto& f : flat)
     for (const auto& [k, v] : f) keys.insert(k);
-  std::vector<std::string> differing;
+  DifferingKeys out;
   for (const std::string& k : keys) {
     if (std::any_of(excluded.begin(), excluded.end(),
                     [&](const std::string& e) { return k == e || k.rfind(e + ".", 0) == 0; }))
       continue;
     std::set<std::string> seen;
-    for (const auto& f : flat) seen.insert(f.count(k) ? f.at(k).dump() : "(absent)");
-    if (seen.size() > 1) differing.push_back(fmt::format("{} ({})", k, fmt::join(seen, ", ")));
+    for (const auto& f : flat) seen.insert(leaf_text(f, k));
+    if (seen.size() < 2) continue;
+    const auto leader = std::find_if(leaders.begin(), leaders.end(), [&](const std::string& l) {
+      return is_task_key(k) && is_task_key(l) && follows(flat, k, l);
+    });
+    if (leader != leaders.end())
+      out.following[*leader].push_back(k);
+    else
+      out.mixed.push_back(fmt::format("{} ({})", k, fmt::join(seen, ", ")));
   }
-  return differing;
+  return out;
 }
 
 void reject_mixed(const std::vector<std::string>& differing, const std::string& what) {
@@ -370,7 +405,13 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     if (d->kind == DimKind::Config)
       for (const auto& k : scope_of(d->key)) excluded.push_back(k);
   if (fewest) excluded.push_back(fewest->key), cell_excluded.push_back(fewest->key);
-  reject_mixed(differing_keys(results, excluded), "the results");
+  // A task option that takes one value per value of a task option in the rows or columns (the eval
+  // splits of runs trained one per length) is part of that row or column; the heading names it.
+  std::vector<std::string> leaders;
+  for (const Dim* d : {&row, &col})
+    if (d->kind == DimKind::Config) leaders.push_back(d->key);
+  const DifferingKeys differing = differing_keys(results, excluded, leaders);
+  reject_mixed(differing.mixed, "the results");
 
   const std::string group_key = row.kind == DimKind::Group ? row.key : col.kind == DimKind::Group ? col.key : "";
   const std::vector<Record> records = make_records(results, group_key, metric, o.split);
@@ -414,7 +455,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       members[cell].push_back(r.result);
   }
   for (const auto& [cell, in_cell] : members)
-    reject_mixed(differing_keys(in_cell, cell_excluded),
+    reject_mixed(differing_keys(in_cell, cell_excluded).mixed,
                  fmt::format("the results of row {} and column {}", show(cell.first), show(cell.second)));
   // A cell (at each level of the --fewest key) has one value per seed; then values[cell][level] lists
   // them in seed order.
@@ -546,6 +587,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                           higher_is_better ? ">" : "<", o.threshold, rule.over, seeds, fmt::join(tried, ", "));
     if (flagged) heading += "; in parentheses: fewer seeds, or smaller values with no result";
   }
+  for (const auto& [leader, keys] : differing.following)
+    heading += fmt::format("; {} follow{} {}", fmt::join(keys, ", "), keys.size() == 1 ? "s" : "", leader);
   std::string out = heading + "\n\n" + markdown(o.rows + " \\ " + o.cols, ordered_values(row, records),
                                                 reordered(ordered_values(col, records), o.col_order, "--col-order"),
                                                 cells);

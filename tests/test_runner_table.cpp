@@ -147,6 +147,33 @@ TEST_CASE("table: results that differ beyond rows, columns and seeds are not mix
   CHECK_THROWS_WITH(results_table(results, TableOptions{}), Catch::Contains("row path"));
 }
 
+TEST_CASE("table: task options that follow a task option in the columns are part of the column", "[runner]") {
+  // One model per training length (Merrill et al.'s setting): the eval split in_dist is the training
+  // length, so the split's lengths and the shortest training word vary with the column.
+  std::vector<json> results;
+  for (int length : {4, 8})
+    for (int seed : {0, 1}) {
+      json r = result("path", seed, 2, lengths(0.9, 0.95, 0.0));
+      r["config"]["task"]["train_max_length"] = length;
+      r["config"]["task"]["train_min_length"] = length;
+      r["config"]["task"]["eval_splits"] = {{"in_dist", {length}}};
+      results.push_back(r);
+    }
+  TableOptions o;
+  o.cols = "task.train_max_length";
+  o.metric = "sequence_accuracy";
+  o.split = "in_dist";
+  const std::string table = results_table(results, o);
+  CHECK_THAT(table, Catch::Contains("task.eval_splits.in_dist, task.train_min_length follow task.train_max_length") &&
+                        Catch::Contains("| encoding \\ task.train_max_length | 4 | 8 |"));
+  // A task option that varies within a column is still refused, and so is a model key that follows.
+  results[1]["config"]["task"]["train_min_length"] = 1;
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("the results differ in task.train_min_length"));
+  results[1]["config"]["task"]["train_min_length"] = 4;
+  for (json& r : results) r["config"]["model"]["n_layers"] = r["config"]["task"]["train_max_length"];
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("the results differ in model.n_layers"));
+}
+
 TEST_CASE("table: bad dimensions and empty inputs are clear errors", "[runner]") {
   const std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.2, 0.3))};
   TableOptions o;
