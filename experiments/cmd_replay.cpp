@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "experiments/cli_checks.h"
@@ -24,6 +25,7 @@ struct ReplayOptions {
   std::string config, checkpoint, device, precision, out;
   std::vector<std::string> sets;
   int64_t steps = 10;
+  int64_t repeats = 1;
   int64_t threads = -1;
   size_t listed = 3;
 };
@@ -61,16 +63,39 @@ void print_step(const ReplayedStep& s, size_t listed) {
              s.non_finite.empty() ? "" : fmt::format("  ({} tensors with non-finite gradients)", s.non_finite.size()));
 }
 
+// Per step, the spread of the loss and gradient norm over every pass, and the passes that went
+// non-finite there.
+void print_spread(const Replay& replay) {
+  fmt::print("\n{} passes over the same steps from the same state:\n", 1 + replay.repeats.size());
+  fmt::print("{:>8}  {:>23}  {:>23}  {}\n", "step", "loss min .. max", "grad norm min .. max", "non-finite passes");
+  for (size_t k = 0; k < replay.steps.size(); ++k) {
+    double lo_loss = INFINITY, hi_loss = -INFINITY, lo_norm = INFINITY, hi_norm = -INFINITY;
+    int bad = 0;
+    for (size_t pass = 0; pass <= replay.repeats.size(); ++pass) {
+      const ReplayedStep& s = pass == 0 ? replay.steps[k] : replay.repeats[pass - 1][k];
+      if (!std::isfinite(s.loss) || !std::isfinite(s.grad_norm)) {
+        ++bad;
+        continue;
+      }
+      lo_loss = std::min(lo_loss, s.loss), hi_loss = std::max(hi_loss, s.loss);
+      lo_norm = std::min(lo_norm, s.grad_norm), hi_norm = std::max(hi_norm, s.grad_norm);
+    }
+    fmt::print("{:>8}  {:>10.5g} .. {:<10.5g}  {:>10.4g} .. {:<10.4g}  {}\n", replay.steps[k].step, lo_loss, hi_loss,
+               lo_norm, hi_norm, bad);
+  }
+}
+
 void replay_command(const ReplayOptions& o) {
   const PlannedRun run = the_run(o);
   if (run.config.threads > 0) omp_set_num_threads(int(run.config.threads));
   const std::unique_ptr<Task> task = registry_task_provider().make(run.config.task, run.label + ": task");
-  const Replay replay = replay_training(run.config, *task, o.checkpoint, o.steps);
+  const Replay replay = replay_training(run.config, *task, o.checkpoint, o.steps, o.repeats);
   fmt::print("{} from step {} of {}, on {} ({})\n", run.file_stem(), replay.checkpoint_step, o.checkpoint,
              replay.device, run.config.precision);
   fmt::print("{:>8}  {:>10}  {:>11}  {:>9}  largest gradient norms (before clipping)\n", "step", "loss", "grad norm",
              "lr");
   for (const ReplayedStep& s : replay.steps) print_step(s, o.listed);
+  if (!replay.repeats.empty()) print_spread(replay);
   if (o.out.empty()) return;
   json doc = replay_to_json(replay);
   doc["run"] = run.file_stem();
@@ -101,6 +126,10 @@ void add_replay_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o->sets, "override a key: key.path=value, as in pathbench run")->allow_extra_args(false);
   cmd->add_option("--steps", o->steps, "training steps to take from the checkpoint")->check(integer_at_least(1));
+  cmd->add_option("--repeat", o->repeats,
+                  "take the steps this many times from the checkpoint's state and print each step's spread (a "
+                  "GPU spike that comes back in some passes only is the device's)")
+      ->check(integer_at_least(1));
   cmd->add_option("--device", o->device, "device, same as --set device=...")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--precision", o->precision, "products' precision, same as --set precision=...")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));

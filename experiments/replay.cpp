@@ -36,42 +36,62 @@ ReplayedStep describe_step(int64_t step, const TrainStep& r, const ParameterSet<
 
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
+json steps_to_json(const std::vector<ReplayedStep>& steps) {
+  json out = json::array();
+  for (const ReplayedStep& s : steps) {
+    json tensors = json::object();
+    for (const auto& [name, norm] : s.tensor_grad_norms) tensors[name] = number_or_null(norm);
+    out.push_back(json{{"step", s.step},
+                       {"loss", number_or_null(s.loss)},
+                       {"grad_norm", number_or_null(s.grad_norm)},
+                       {"lr", s.lr},
+                       {"tensor_grad_norms", tensors},
+                       {"non_finite_gradients", s.non_finite}});
+  }
+  return out;
+}
+
 }  // namespace
 
-Replay replay_training(const RunConfig& c, const Task& task, const std::string& checkpoint, int64_t steps) {
+Replay replay_training(const RunConfig& c, const Task& task, const std::string& checkpoint, int64_t steps,
+                       int64_t repeats) {
   ModelConfig mc = c.model;
   if (mc.vocab_size == 0) mc.vocab_size = task.vocabulary().size();
   const TrainingSetup setup{c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm, uint64_t(c.seed)};
   std::unique_ptr<TrainingBackend> backend = make_training_backend(mc, setup, c.backend_options());
   const LoadedCheckpoint loaded = load_checkpoint(checkpoint);
-  try {
-    backend->upload_parameters(loaded.model->params());
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: its tensors do not fit the run's model ({})", checkpoint, e.what()));
-  }
-  backend->upload_optimizer_state(load_optimizer_state(checkpoint, loaded.model->params()));
-  Replay replay{backend->steps(), backend->device_description(), {}};
-  for (int64_t k = 0; k < steps; ++k) {
-    const int64_t done = replay.checkpoint_step + k;  // steps taken before this one
-    const TrainStep r = backend->step(training_batch(task, c, done));
-    replay.steps.push_back(describe_step(done + 1, r, backend->download_parameters(), c.optimizer.clip_norm));
+  const OptimizerState optimizer = load_optimizer_state(checkpoint, loaded.model->params());
+  const auto restore = [&] {
+    try {
+      backend->upload_parameters(loaded.model->params());
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: its tensors do not fit the run's model ({})", checkpoint, e.what()));
+    }
+    backend->upload_optimizer_state(optimizer);
+  };
+  restore();
+  Replay replay{backend->steps(), backend->device_description(), {}, {}};
+  std::vector<TokenBatch> batches;  // [steps], drawn once for every pass
+  for (int64_t k = 0; k < steps; ++k) batches.push_back(training_batch(task, c, replay.checkpoint_step + k));
+  for (int64_t pass = 0; pass < repeats; ++pass) {
+    if (pass > 0) restore();
+    std::vector<ReplayedStep>& out = pass == 0 ? replay.steps : replay.repeats.emplace_back();
+    for (int64_t k = 0; k < steps; ++k) {
+      const TrainStep r = backend->step(batches[size_t(k)]);
+      out.push_back(describe_step(replay.checkpoint_step + k + 1, r, backend->download_parameters(),
+                                  c.optimizer.clip_norm));
+    }
   }
   return replay;
 }
 
 json replay_to_json(const Replay& replay) {
-  json steps = json::array();
-  for (const ReplayedStep& s : replay.steps) {
-    json tensors = json::object();
-    for (const auto& [name, norm] : s.tensor_grad_norms) tensors[name] = number_or_null(norm);
-    steps.push_back(json{{"step", s.step},
-                         {"loss", number_or_null(s.loss)},
-                         {"grad_norm", number_or_null(s.grad_norm)},
-                         {"lr", s.lr},
-                         {"tensor_grad_norms", tensors},
-                         {"non_finite_gradients", s.non_finite}});
+  json doc{{"checkpoint_step", replay.checkpoint_step}, {"device", replay.device}, {"steps", steps_to_json(replay.steps)}};
+  if (!replay.repeats.empty()) {
+    doc["repeats"] = json::array();
+    for (const auto& pass : replay.repeats) doc["repeats"].push_back(steps_to_json(pass));
   }
-  return json{{"checkpoint_step", replay.checkpoint_step}, {"device", replay.device}, {"steps", steps}};
+  return doc;
 }
 
 }  // namespace pathbench

@@ -27,13 +27,19 @@ struct Replay {
   int64_t checkpoint_step = 0;  // the steps the checkpoint had taken
   std::string device;           // the processor, in words
   std::vector<ReplayedStep> steps;
+  // Further passes over the same steps from the same state (`repeats` − 1 of them): on the CPU they
+  // equal the first; on the GPU they differ by the order of atomic adds, so a step that spikes in
+  // some passes and not in others is the device's, not the data's.
+  std::vector<std::vector<ReplayedStep>> repeats;
 };
 
 // Loads `checkpoint` (written by any run of `config`'s model, on any device: the run hash is not
 // checked, since a replay changes device or precision) and takes `steps` training steps with
-// `config`'s optimizer, schedule, seed and batches. Throws pathbench::Error for an unreadable
-// checkpoint, one without optimizer state, or one whose tensors differ from the model's.
-Replay replay_training(const RunConfig& config, const Task& task, const std::string& checkpoint, int64_t steps);
+// `config`'s optimizer, schedule, seed and batches, `repeats` times from the checkpoint's state.
+// Throws pathbench::Error for an unreadable checkpoint, one without optimizer state, or one whose
+// tensors differ from the model's.
+Replay replay_training(const RunConfig& config, const Task& task, const std::string& checkpoint, int64_t steps,
+                       int64_t repeats = 1);
 
 json replay_to_json(const Replay& replay);
 

@@ -1,6 +1,7 @@
 // Keeping the checkpoint before a gradient spike (training.spike_grad_norm) and replaying a run's
 // steps from a checkpoint (pathbench replay): the replay retakes the run's own steps bit-identically
-// on the CPU, recovers per-tensor norms from clipped gradients, and refuses what does not fit.
+// on the CPU (every repeated pass too), recovers per-tensor norms from clipped gradients, and refuses
+// what does not fit.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -85,6 +86,21 @@ TEST_CASE("a spike keeps the checkpoint before it, and a replay from it retakes 
   CHECK(replay.steps.front().step == 3);
   const json doc = replay_to_json(replay);
   CHECK(doc["steps"][0]["tensor_grad_norms"].size() == replay.steps[0].tensor_grad_norms.size());
+  CHECK_FALSE(doc.contains("repeats"));
+
+  // Repeated passes start again from the checkpoint's state: on the CPU each equals the first.
+  const Replay again = replay_training(run.config, *task, files.spike_checkpoint, 4, 3);
+  REQUIRE(again.repeats.size() == 2);
+  for (const auto& pass : again.repeats) {
+    REQUIRE(pass.size() == 4);
+    for (size_t k = 0; k < pass.size(); ++k) {
+      CHECK(pass[k].step == again.steps[k].step);
+      CHECK(pass[k].loss == again.steps[k].loss);
+      CHECK(pass[k].grad_norm == again.steps[k].grad_norm);
+    }
+  }
+  CHECK(again.steps[0].loss == replay.steps[0].loss);
+  CHECK(replay_to_json(again)["repeats"].size() == 2);
 }
 
 TEST_CASE("no spike above the threshold keeps nothing; a rerun of a failed run drops an old copy", "[runner]") {
@@ -140,6 +156,9 @@ TEST_CASE("a replay refuses a checkpoint of another model, and a config of sever
   CHECK_THROWS_WITH(cli({"replay", own, "--config", config}), Catch::Contains("describes 2 runs"));
   // The checkpoint names its run; a config narrowed to that run, or its result JSON, say the same.
   cli({"replay", own, "--steps", "1", "--out", dir + "/r.json"});
+  cli({"replay", own, "--steps", "2", "--repeat", "2", "--out", dir + "/r3.json"});
+  CHECK(json::parse(read_file(dir + "/r3.json"))["repeats"][0] == json::parse(read_file(dir + "/r3.json"))["steps"]);
+  CHECK_THROWS(cli({"replay", own, "--repeat", "0"}));
   const json replayed = json::parse(read_file(dir + "/r.json"));
   CHECK(replayed["checkpoint_step"] == 2);
   CHECK(replayed["steps"][0]["step"] == 3);
