@@ -1,7 +1,9 @@
 // Declared options: a component (an encoding, a task, the runner) lists the keys it accepts with
 // type, default, range and meaning; `resolve_options` validates a JSON object against that list
-// strictly and fills in defaults. The same list feeds the config reference.
+// strictly and fills in defaults. The same list feeds the config reference. Also the project's
+// `json` type, with the one rule for numbers JSON cannot hold.
 #pragma once
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -10,6 +12,9 @@
 namespace pathbench {
 
 using json = nlohmann::json;
+
+// JSON has no NaN or infinity: `x` when finite, else null.
+inline json finite_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 enum class OptionType { Int, Float, Bool, String, Object, IntList, FloatList, StringList };
 

@@ -40,8 +40,7 @@ PlannedRun the_run(const ReplayOptions& o) {
       throw Error(fmt::format("{}: a result file without a 'config' object", o.config));
     doc = doc["config"];
   }
-  std::vector<Override> overrides;
-  for (const auto& text : o.sets) overrides.push_back(parse_override(text));
+  std::vector<Override> overrides = parse_overrides(o.sets);
   if (!o.device.empty()) overrides.push_back(Override{"device", o.device});
   if (!o.precision.empty()) overrides.push_back(Override{"precision", o.precision});
   if (o.threads >= 0) overrides.push_back(Override{"threads", o.threads});

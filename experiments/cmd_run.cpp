@@ -44,8 +44,7 @@ void print_plan(const std::vector<RunState>& states, size_t planned, const Sweep
 }
 
 void run_command(const RunCommandOptions& o) {
-  std::vector<Override> overrides;
-  for (const auto& text : o.sets) overrides.push_back(parse_override(text));
+  std::vector<Override> overrides = parse_overrides(o.sets);
   if (!o.device.empty()) overrides.push_back(Override{"device", o.device});
   if (o.threads >= 0) overrides.push_back(Override{"threads", o.threads});
 

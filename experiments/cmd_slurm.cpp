@@ -22,9 +22,8 @@ struct SlurmCommandOptions {
 
 void slurm_command(SlurmCommandOptions o) {
   namespace fs = std::filesystem;
-  std::vector<Override> overrides;
-  for (const auto& text : o.sets) overrides.push_back(parse_override(text));
-  const std::vector<PlannedRun> runs = plan_runs(load_config_file(o.config), overrides, o.config, registry_task_provider());
+  const std::vector<PlannedRun> runs =
+      plan_runs(load_config_file(o.config), parse_overrides(o.sets), o.config, registry_task_provider());
   bool any_cuda = false;
   for (const auto& r : runs) any_cuda = any_cuda || r.config.device == "cuda";
   SlurmOptions& s = o.script;

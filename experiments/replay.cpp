@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/optim/training_backend.h"
+#include "core/params/non_finite.h"
 #include "experiments/checkpoint.h"
 #include "experiments/train_run.h"
 
@@ -23,27 +24,21 @@ ReplayedStep describe_step(int64_t step, const TrainStep& r, const ParameterSet<
   const std::vector<float>& grads = params.grads();
   for (const ParameterEntry& e : params.entries()) {
     double ss = 0;
-    int64_t bad = 0;
-    for (size_t j = e.offset; j < e.offset + e.size; ++j) {
-      ss += double(grads[j]) * double(grads[j]);
-      bad += std::isfinite(grads[j]) ? 0 : 1;
-    }
+    for (size_t j = e.offset; j < e.offset + e.size; ++j) ss += double(grads[j]) * double(grads[j]);
     out.tensor_grad_norms.emplace_back(e.name, std::sqrt(ss) * unclip);
-    if (bad > 0) out.non_finite[e.name] = bad;
+    if (const size_t bad = non_finite_gradients(params, e)) out.non_finite[e.name] = int64_t(bad);
   }
   return out;
 }
-
-json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 json steps_to_json(const std::vector<ReplayedStep>& steps) {
   json out = json::array();
   for (const ReplayedStep& s : steps) {
     json tensors = json::object();
-    for (const auto& [name, norm] : s.tensor_grad_norms) tensors[name] = number_or_null(norm);
+    for (const auto& [name, norm] : s.tensor_grad_norms) tensors[name] = finite_or_null(norm);
     out.push_back(json{{"step", s.step},
-                       {"loss", number_or_null(s.loss)},
-                       {"grad_norm", number_or_null(s.grad_norm)},
+                       {"loss", finite_or_null(s.loss)},
+                       {"grad_norm", finite_or_null(s.grad_norm)},
                        {"lr", s.lr},
                        {"tensor_grad_norms", tensors},
                        {"non_finite_gradients", s.non_finite}});

@@ -85,7 +85,7 @@ json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* t
            {"train_tokens", outcome.train_tokens},
            {"tokens_per_s", outcome.train_seconds > 0 ? json(outcome.train_tokens / outcome.train_seconds) : json(nullptr)},
            {"parameters", outcome.parameters},
-           {"final_train_loss", std::isfinite(outcome.final_loss) ? json(outcome.final_loss) : json(nullptr)},
+           {"final_train_loss", finite_or_null(outcome.final_loss)},
            {"metrics", outcome.metrics},
            {"curve", fs::path(run_files("", run).curve).filename().string()}};
   if (task) {

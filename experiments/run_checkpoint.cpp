@@ -12,19 +12,13 @@
 
 namespace pathbench {
 
-namespace {
-
-json nullable(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
-
-}  // namespace
-
 void save_run_checkpoint(const std::string& path, const RunConfig& run, const ModelConfig& model,
                          TrainingBackend& backend, const RunProgress& p) {
   const json state{{"step", p.step},
                    {"train_tokens", p.train_tokens},
                    {"train_seconds", p.train_seconds},
                    {"eval_seconds", p.eval_seconds},
-                   {"last_logged_loss", nullable(p.last_logged_loss)},
+                   {"last_logged_loss", finite_or_null(p.last_logged_loss)},
                    {"window",
                     {{"steps", p.window.steps},
                      {"loss", p.window.loss},

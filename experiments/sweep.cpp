@@ -89,6 +89,12 @@ Override parse_override(const std::string& text, const std::string& flag) {
   return o;
 }
 
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts) {
+  std::vector<Override> overrides;
+  for (const std::string& text : texts) overrides.push_back(parse_override(text));
+  return overrides;
+}
+
 Sweep make_sweep(json doc, const std::vector<Override>& overrides, const std::string& where) {
   if (!doc.is_object()) throw Error(fmt::format("{}: expected a JSON object at the top level", where));
   Sweep s;

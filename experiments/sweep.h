@@ -23,6 +23,8 @@ struct Override {
 // Parses "key=value": the value as JSON, falling back to the plain string ("path" needs no quotes).
 // Throws pathbench::Error, naming `flag` (the option it came from), on a missing '=' or an empty key.
 Override parse_override(const std::string& text, const std::string& flag = "--set");
+// Every `--set` text of a command line, parsed in order.
+std::vector<Override> parse_overrides(const std::vector<std::string>& texts);
 
 using SweepAxis = std::pair<std::string, std::vector<json>>;  // dotted key → its values
 

@@ -81,7 +81,7 @@ class SpikeTrap {
     fired_ = true;
     curve.write(json{{"step", step},
                      {"spike",
-                      {{"grad_norm", std::isfinite(grad_norm) ? json(grad_norm) : json(nullptr)},
+                      {{"grad_norm", finite_or_null(grad_norm)},
                        {"checkpoint", std::filesystem::path(copy_).filename().string()},
                        {"checkpoint_step", checkpoint_step}}}});
   }

@@ -9,15 +9,20 @@
 
 namespace pathbench {
 
+size_t non_finite_gradients(const ParameterSet<float>& params, const ParameterEntry& e) {
+  const std::vector<float>& grads = params.grads();
+  size_t bad = 0;
+  for (size_t j = e.offset; j < e.offset + e.size; ++j) bad += std::isfinite(grads[j]) ? 0 : 1;
+  return bad;
+}
+
 std::string describe_non_finite_gradients(const ParameterSet<float>& params, size_t listed) {
   const std::vector<ParameterEntry>& entries = params.entries();
-  const std::vector<float>& grads = params.grads();
   std::vector<std::string> named;  // from the output backwards
   size_t tensors = 0;
   for (size_t i = entries.size(); i-- > 0;) {
     const ParameterEntry& e = entries[i];
-    size_t bad = 0;
-    for (size_t j = e.offset; j < e.offset + e.size; ++j) bad += std::isfinite(grads[j]) ? 0 : 1;
+    const size_t bad = non_finite_gradients(params, e);
     if (bad == 0) continue;
     ++tensors;
     if (named.size() < listed) named.push_back(fmt::format("{} ({} of {})", e.name, bad, e.size));

@@ -8,6 +8,9 @@
 
 namespace pathbench {
 
+// The non-finite gradient entries of tensor `e` of `params`.
+size_t non_finite_gradients(const ParameterSet<float>& params, const ParameterEntry& e);
+
 // "" when every gradient is finite; otherwise e.g. "non-finite gradients in 12 of 40 tensors;
 // nearest the output: layers.1.attn.wq (1024 of 196608), …", naming at most `listed` tensors, the
 // last ones in declaration order (the model declares its tensors from the input to the output, so
