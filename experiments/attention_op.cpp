@@ -10,6 +10,7 @@
 
 #include "core/attention/fox/fox.h"
 #include "core/error.h"
+#include "experiments/attention_op_gpu.h"
 
 namespace pathbench {
 
@@ -61,7 +62,13 @@ OpInputs<T> read_inputs(const AttentionOpInfo& op, const SafetensorsContent& inp
     in.values[name] = std::move(values);
   }
   if (in.values.count("w")) {
-    const T tolerance = std::is_same_v<T, float> ? T(1e-4) : T(1e-10);
+    const auto stored = input.metadata.find("w_precision");
+    const std::string w_precision = stored == input.metadata.end() ? "" : stored->second;
+    if (!w_precision.empty() && w_precision != "fp32" && w_precision != "bf16")
+      throw Error(fmt::format("{}: metadata w_precision is '{}' (fp32 or bf16)", where, w_precision));
+    const T tolerance = w_precision == "bf16"                                   ? T(1e-2)
+                        : w_precision == "fp32" || std::is_same_v<T, float> ? T(1e-4)
+                                                                               : T(1e-10);
     const std::vector<T>& w = in.values["w"];
     const int64_t d = in.shape.head_dim;
     for (size_t r = 0; r < w.size() / d; ++r) {
@@ -83,8 +90,9 @@ OpInputs<T> read_inputs(const AttentionOpInfo& op, const SafetensorsContent& inp
 }
 
 template <typename T>
-SafetensorsContent evaluate(const AttentionOpInfo& op, const OpSettings& settings, const SafetensorsContent& input,
+SafetensorsContent evaluate(const AttentionOpInfo& op, const AttentionOpOptions& options, const SafetensorsContent& input,
                            const std::string& where) {
+  const OpSettings& settings = options.settings;
   const OpInputs<T> in = read_inputs<T>(op, input, where);
   const OpShape& sh = in.shape;
   const std::string problem = op.head_dim_problem(sh.head_dim);
@@ -110,7 +118,9 @@ SafetensorsContent evaluate(const AttentionOpInfo& op, const OpSettings& setting
     cumulative_sum(in.get("g"), cum.data(), bh, len);
     t.cum_gate = cum.data(), t.d_cum_gate = d_cum.data();
   }
-  if constexpr (std::is_same_v<T, float>)
+  if (options.device == "cuda")
+    run_attention_op_on_gpu(op, settings, t, options.precision);
+  else if constexpr (std::is_same_v<T, float>)
     op.cpu_float(settings, t);
   else
     op.cpu_double(settings, t);
@@ -119,7 +129,8 @@ SafetensorsContent evaluate(const AttentionOpInfo& op, const OpSettings& setting
     cumulative_sum_backward(d_cum.data(), extra["dg"].data(), bh, len);
   }
   SafetensorsContent out;
-  out.metadata = {{"op", op.name}, {"scale", fmt::format("{}", double(t.scale))}};
+  out.metadata = {{"op", op.name}, {"scale", fmt::format("{}", double(t.scale))}, {"device", options.device}};
+  if (options.device == "cuda") out.metadata["precision"] = precision_name(options.precision);
   if (op.uses_setting("gate_scale")) out.metadata["gate_scale"] = fmt::format("{}", settings.gate_scale);
   if (op.uses_setting("rope_base")) out.metadata["rope_base"] = fmt::format("{}", settings.rope_base);
   if (op.uses_setting("remainder_to_current"))
@@ -154,8 +165,7 @@ SafetensorsContent evaluate_attention_op(const AttentionOpOptions& options, cons
       throw Error(fmt::format("{}: tensor '{}' has dtype {} but 'q' has {} (all inputs share one dtype)", where, name,
                               dt, dtype));
   }
-  return dtype == "F32" ? evaluate<float>(op, options.settings, input, where)
-                        : evaluate<double>(op, options.settings, input, where);
+  return dtype == "F32" ? evaluate<float>(op, options, input, where) : evaluate<double>(op, options, input, where);
 }
 
 }  // namespace pathbench

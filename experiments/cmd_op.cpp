@@ -1,6 +1,6 @@
-// `pathbench op --op NAME --input IN.safetensors --output OUT.safetensors`: evaluates one attention
-// op (experiments/attention_op.h) and writes its output and input gradients; on any bad input it
-// writes nothing.
+// `pathbench op --op NAME --input IN.safetensors --output OUT.safetensors [--device cuda --precision
+// fp32|bf16]`: evaluates one attention op (experiments/attention_op.h) on the CPU or through its GPU
+// kernels and writes its output and input gradients; on any bad input it writes nothing.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,10 +19,15 @@ namespace {
 
 struct OpCommandOptions {
   AttentionOpOptions op;
-  std::string input, output;
+  std::string input, output, precision;
 };
 
-void run_op(const OpCommandOptions& o) {
+void run_op(OpCommandOptions& o) {
+  if (!o.precision.empty()) {
+    if (o.op.device != "cuda")
+      throw Error("op: --precision applies to --device cuda only (the CPU computes in the inputs' dtype)");
+    parse_precision(o.precision, o.op.precision);
+  }
   const SafetensorsContent input = parse_safetensors(read_file(o.input), o.input);
   const SafetensorsContent output = evaluate_attention_op(o.op, input, o.input);
   write_file_atomically(o.output, serialize_safetensors(output));
@@ -46,6 +51,12 @@ void add_op_command(CLI::App& app) {
       ->required();
   cmd->add_option("--output", opts->output, "safetensors file to write (o, dq, dk, dv, and dw, dbeta, dg)")
       ->required();
+  cmd->add_option("--device", opts->op.device,
+                  "cpu (default: in the inputs' dtype) or cuda (the op's GPU kernels)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--precision", opts->precision, "with --device cuda: storage of q, k, v, w and the gradients, "
+                                                  "fp32 (default) or bf16")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option("--scale", opts->op.settings.scale, "logit scale (default 1/sqrt(D))")->check(finite_number(true));
   CLI::Option* gate_scale = cmd->add_option("--gate-scale", opts->op.settings.gate_scale,
                                             "multiplier of the gate bias c_i − c_j (fox, path_fox)")

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/attention/op_registry.h"
 #include "core/error.h"
+#include "core/io/safetensors.h"
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
@@ -22,7 +24,9 @@ namespace pathbench {
 namespace {
 
 struct ReplayOptions {
-  std::string config, checkpoint, device, precision, out;
+  std::string config, checkpoint, device, precision, out, record_prefix;
+  int64_t record_layer = 0;
+  double record_above = INFINITY;
   std::vector<std::string> sets;
   int64_t steps = 10;
   int64_t repeats = 1;
@@ -84,17 +88,53 @@ void print_spread(const Replay& replay) {
   }
 }
 
+// Writes the recorded call as PREFIX.inputs.safetensors and PREFIX.outputs.safetensors and says how
+// to evaluate it again.
+void write_recorded_call(const Replay& replay, const ReplayOptions& o) {
+  if (!replay.recorded_call) {
+    fmt::print("no step of the first pass had a gradient norm above {} or non-finite: no attention call recorded\n",
+               o.record_above);
+    return;
+  }
+  const RecordedOpCall& call = *replay.recorded_call;
+  const std::string inputs = o.record_prefix + ".inputs.safetensors", outputs = o.record_prefix + ".outputs.safetensors";
+  write_file_atomically(inputs, serialize_safetensors(call.inputs));
+  write_file_atomically(outputs, serialize_safetensors(call.outputs));
+  const AttentionOpInfo& op = find_attention_op(call.op);
+  std::string settings;  // the op's settings as `pathbench op` options
+  const std::pair<const char*, const char*> options[] = {{"gate_scale", "--gate-scale"}, {"rope_base", "--rope-base"}};
+  for (const auto& [setting, option] : options)
+    if (op.uses_setting(setting)) settings += fmt::format(" {} {}", option, call.inputs.metadata.at(setting));
+  if (op.uses_setting("remainder_to_current") && call.inputs.metadata.at("remainder_to_current") == "true")
+    settings += " --remainder-to-current";
+  fmt::print("recorded layer {}'s attention call of step {} (op {}): {} and the model's own outputs {}\n"
+             "evaluate it again with: pathbench op --op {} --input {} --output OUT.safetensors{} [--device cuda "
+             "--precision {}]\n",
+             o.record_layer, replay.recorded_step, call.op, inputs, outputs, call.op, inputs, settings,
+             call.inputs.metadata.at("w_precision"));
+}
+
 void replay_command(const ReplayOptions& o) {
   const PlannedRun run = the_run(o);
   if (run.config.threads > 0) omp_set_num_threads(int(run.config.threads));
+  std::optional<AttentionCallRecording> recording;
+  if (!o.record_prefix.empty()) {
+    if (run.config.device != "cuda")
+      throw Error("replay: --record-attention needs --device cuda (the GPU model keeps its attention calls' tensors)");
+    if (o.record_layer >= run.config.model.n_layers)
+      throw Error(fmt::format("replay: --record-layer {}: the model has layers 0–{}", o.record_layer,
+                              run.config.model.n_layers - 1));
+    recording = AttentionCallRecording{o.record_layer, o.record_above};
+  }
   const std::unique_ptr<Task> task = registry_task_provider().make(run.config.task, run.label + ": task");
-  const Replay replay = replay_training(run.config, *task, o.checkpoint, o.steps, o.repeats);
+  const Replay replay = replay_training(run.config, *task, o.checkpoint, o.steps, o.repeats, recording);
   fmt::print("{} from step {} of {}, on {} ({})\n", run.file_stem(), replay.checkpoint_step, o.checkpoint,
              replay.device, run.config.precision);
   fmt::print("{:>8}  {:>10}  {:>11}  {:>9}  largest gradient norms (before clipping)\n", "step", "loss", "grad norm",
              "lr");
   for (const ReplayedStep& s : replay.steps) print_step(s, o.listed);
   if (!replay.repeats.empty()) print_spread(replay);
+  if (recording) write_recorded_call(replay, o);
   if (o.out.empty()) return;
   json doc = replay_to_json(replay);
   doc["run"] = run.file_stem();
@@ -136,6 +176,15 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--largest", o->listed, "tensors listed per step, largest gradient norm first")
       ->check(integer_at_least(0));
   cmd->add_option("--out", o->out, "also write every step's numbers, every tensor's norm, as JSON");
+  cmd->add_option("--record-attention", o->record_prefix,
+                  "GPU: record one attention-op call for `pathbench op` as PREFIX.inputs.safetensors (its inputs) "
+                  "and PREFIX.outputs.safetensors (the model's own outputs): the call of --record-layer at the "
+                  "first step whose gradient norm is above --record-above or not finite");
+  cmd->add_option("--record-layer", o->record_layer, "the layer whose attention call is recorded (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--record-above", o->record_above,
+                  "record at the first step whose gradient norm exceeds this (default: only a non-finite one)")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([o]() { replay_command(*o); });
 }
 

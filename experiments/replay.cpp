@@ -49,7 +49,7 @@ json steps_to_json(const std::vector<ReplayedStep>& steps) {
 }  // namespace
 
 Replay replay_training(const RunConfig& c, const Task& task, const std::string& checkpoint, int64_t steps,
-                       int64_t repeats) {
+                       int64_t repeats, const std::optional<AttentionCallRecording>& recording) {
   ModelConfig mc = c.model;
   if (mc.vocab_size == 0) mc.vocab_size = task.vocabulary().size();
   const TrainingSetup setup{c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm, uint64_t(c.seed)};
@@ -65,7 +65,7 @@ Replay replay_training(const RunConfig& c, const Task& task, const std::string& 
     backend->upload_optimizer_state(optimizer);
   };
   restore();
-  Replay replay{backend->steps(), backend->device_description(), {}, {}};
+  Replay replay{backend->steps(), backend->device_description(), {}, {}, std::nullopt, 0};
   std::vector<TokenBatch> batches;  // [steps], drawn once for every pass
   for (int64_t k = 0; k < steps; ++k) batches.push_back(training_batch(task, c, replay.checkpoint_step + k));
   for (int64_t pass = 0; pass < repeats; ++pass) {
@@ -73,6 +73,10 @@ Replay replay_training(const RunConfig& c, const Task& task, const std::string& 
     std::vector<ReplayedStep>& out = pass == 0 ? replay.steps : replay.repeats.emplace_back();
     for (int64_t k = 0; k < steps; ++k) {
       const TrainStep r = backend->step(batches[size_t(k)]);
+      if (recording && pass == 0 && !replay.recorded_call && !(r.grad_norm <= recording->above)) {
+        replay.recorded_call = backend->record_attention_call(recording->layer);
+        replay.recorded_step = replay.checkpoint_step + k + 1;
+      }
       out.push_back(describe_step(replay.checkpoint_step + k + 1, r, backend->download_parameters(),
                                   c.optimizer.clip_norm));
     }

@@ -4,10 +4,13 @@
 // replay on the GPU with one on the CPU from the same checkpoint tells whether a gradient spike is
 // the model's own (both see it) or a device's (one does).
 #pragma once
+#include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/attention/op_call_record.h"
 #include "experiments/run_config.h"
 #include "tasks/task.h"
 
@@ -31,6 +34,16 @@ struct Replay {
   // equal the first; on the GPU they differ by the order of atomic adds, so a step that spikes in
   // some passes and not in others is the device's, not the data's.
   std::vector<std::vector<ReplayedStep>> repeats;
+  // The attention call recorded (AttentionCallRecording) and the step it belongs to.
+  std::optional<RecordedOpCall> recorded_call;
+  int64_t recorded_step = 0;
+};
+
+// Which attention-op call a replay records for `pathbench op`: layer `layer`'s, at the first step of
+// the first pass whose gradient norm exceeds `above` or is not finite (GPU only).
+struct AttentionCallRecording {
+  int64_t layer = 0;
+  double above = INFINITY;
 };
 
 // Loads `checkpoint` (written by any run of `config`'s model, on any device: the run hash is not
@@ -39,7 +52,7 @@ struct Replay {
 // Throws pathbench::Error for an unreadable checkpoint, one without optimizer state, or one whose
 // tensors differ from the model's.
 Replay replay_training(const RunConfig& config, const Task& task, const std::string& checkpoint, int64_t steps,
-                       int64_t repeats = 1);
+                       int64_t repeats = 1, const std::optional<AttentionCallRecording>& recording = std::nullopt);
 
 json replay_to_json(const Replay& replay);
 

@@ -11,6 +11,7 @@
 
 #include "core/attention/op_registry.h"
 #include "core/error.h"
+#include "core/optim/training_backend.h"
 #include "experiments/attention_op.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
@@ -153,6 +154,19 @@ TEST_CASE("op: bad inputs give one error naming the tensor", "[encodings]") {
   w[5] *= 1.5;
   in.tensors["w"] = make_tensor(w.data(), {2, 3, 4, 3});
   expect_error(in, "'w' row 1 has norm");
+  // A model's recorded call says its w rows were stored in bf16: norms within its rounding pass.
+  w = values(good, "w");
+  w[3] *= 1.004, w[4] *= 1.004, w[5] *= 1.004;
+  in.tensors["w"] = make_tensor(w.data(), {2, 3, 4, 3});
+  expect_error(in, "'w' row 1 has norm");
+  in.metadata["w_precision"] = "bf16";
+  CHECK_NOTHROW(evaluate_attention_op(options, in, "in.safetensors"));
+  w[5] *= 1.5;
+  in.tensors["w"] = make_tensor(w.data(), {2, 3, 4, 3});
+  expect_error(in, "'w' row 1 has norm");
+  in.metadata["w_precision"] = "fp16";
+  CHECK_THROWS_WITH(evaluate_attention_op(options, in, "in.safetensors"),
+                    Catch::Contains("metadata w_precision is 'fp16'"));
   in = good;
   auto beta = values(good, "beta");
   beta[2] = 2.5;
@@ -199,6 +213,14 @@ TEST_CASE("op command: output file on success, none on a bad input", "[encodings
   CHECK_THROWS_WITH(run("path", {"--gate-scale", "2"}), Catch::Contains("--gate-scale applies to fox, path_fox only"));
   CHECK_THROWS_WITH(run("path", {"--rope-base", "500"}), Catch::Contains("--rope-base applies to rope only"));
   CHECK_THROWS_WITH(run("path", {"--remainder-to-current"}), Catch::Contains("applies to sba only"));
+  CHECK_THROWS_WITH(run("path", {"--precision", "bf16"}), Catch::Contains("--precision applies to --device cuda only"));
+  bool gpu = true;
+  try {
+    check_device_available("cuda");
+  } catch (const Error&) {
+    gpu = false;
+  }
+  if (!gpu) CHECK_THROWS_WITH(run("path", {"--device", "cuda"}), Catch::Contains("cuda"));
   CHECK_FALSE(fs::exists(output));
   // The test-only op goes through the command like a built-in one.
   write_file_atomically(input, serialize_safetensors(op_input("test_uniform", 3, 4, 35)));

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/attention/op_call_record.h"
 #include "core/model/batch.h"
 #include "core/model/model_config.h"
 #include "core/params/parameters.h"
@@ -66,6 +67,9 @@ class TrainingBackend {
   virtual int64_t steps() const = 0;
   // The processor, in words, for results and benchmarks.
   virtual std::string device_description() const = 0;
+  // Layer `layer`'s attention-op call of the last step, for `pathbench op`. The GPU records it; the
+  // CPU backend throws pathbench::Error (its layers do not keep the op's tensors in that form).
+  virtual RecordedOpCall record_attention_call(int64_t layer) = 0;
 };
 
 // Throws pathbench::Error unless `device` is cpu, or cuda in a CUDA build with a visible GPU.

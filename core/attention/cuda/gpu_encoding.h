@@ -14,9 +14,11 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/attention/encoding.h"
 #include "core/attention/kernel_args.h"
+#include "core/attention/op_registry.h"
 #include "core/cuda/context.h"
 #include "core/cuda/pass.h"
 #include "core/params/cuda/parameters.h"
@@ -31,6 +33,20 @@ struct AttentionInputs {
   const S* k = nullptr;      // [B, H, T, D]
   const S* v = nullptr;      // [B, H, T, D]
   const __nv_bfloat16* x16 = nullptr;  // [B, T, C] x rounded to bf16, where the block has it (bf16 mode)
+};
+
+// An encoding's tensors of its last attention-op call (op_registry.h) beside q, k, v and o and their
+// gradients, on the device, for recording the call (core/attention/op_call_record.h): the op it
+// computes, its settings, and where it has them PaTH's w [B, H, T, D] and β [B, H, T], the
+// cumulative log gates c [B, H, T], and their gradients once a backward ran.
+template <typename S>
+struct OpCallTensors {
+  explicit OpCallTensors(std::string op_name) : op(std::move(op_name)) {}
+  std::string op;
+  OpSettings settings;  // scale 0: 1/sqrt(D)
+  const S *w = nullptr, *dw = nullptr;
+  const float *beta = nullptr, *dbeta = nullptr;
+  const float *cum_gate = nullptr, *d_cum_gate = nullptr;
 };
 
 template <typename S>
@@ -49,6 +65,9 @@ class PositionEncoding {
   // [B, T, C], and adds its parameters' gradients into params.
   virtual void backward(CudaParameters& params, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq,
                         S* dk, S* dv, float* dx) = 0;
+
+  // The last call's own tensors (valid until the next forward; the gradients after its backward).
+  virtual OpCallTensors<S> op_call() const = 0;
 };
 
 // What a GPU encoding's constructor receives. Its parameters were declared by the CPU encoding of

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/attention/cuda/gpu_encoding.h"
+#include "core/model/cuda/op_call_record.h"
 #include "core/ops/cuda/head_layout.h"
 #include "core/ops/cuda/linear.h"
 
@@ -75,6 +76,13 @@ class AttentionLayer : public AttentionBlock {
     encoding_->backward(params_, inputs(), o_.data(), do_.data(), dq, dq + heads_size(), dq + 2 * heads_size(), dx);
     merge_heads(dq, d_qkv_.data(), 3 * hd, batch, length, h, d, s, 3);
     linear_backward(ctx_, x_, params_.weight(wq_), as_input<S>(d_qkv_.data()), dx, n, c, 3 * hd, true);
+  }
+
+  RecordedOpCall record_op_call() const override {
+    const S *q = heads_.data(), *dq = d_heads_.data();
+    const LayerCallTensors<S> layer{q, q + heads_size(), q + 2 * heads_size(), o_.data(),
+                                    do_.data(), dq, dq + heads_size(), dq + 2 * heads_size()};
+    return cuda::record_op_call(ctx_, dims_, layer, encoding_->op_call());
   }
 
  private:

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "core/attention/op_call_record.h"
 #include "core/cuda/context.h"
 #include "core/cuda/pass.h"
 #include "core/model/model_config.h"
@@ -25,6 +26,8 @@ class AttentionBlock {
   virtual void forward(MatrixInput x, float* y, int64_t batch, int64_t length) = 0;
   // dy: [B, T, C], with its bf16 copy where the caller has one; dx: [B, T, C] (overwritten).
   virtual void backward(MatrixInput dy, float* dx) = 0;
+  // The attention-op call of the last forward and backward, downloaded (synchronizes).
+  virtual RecordedOpCall record_op_call() const = 0;
 };
 
 std::unique_ptr<AttentionBlock> make_attention_layer(Context& ctx, CudaParameters& params, const std::string& prefix,

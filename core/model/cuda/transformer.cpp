@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/error.h"
 #include "core/ops/cuda/linear.h"
 
 namespace pathbench::cuda {
@@ -193,6 +194,14 @@ std::vector<int32_t> Transformer::download_argmax() {
   std::vector<int32_t> out(static_cast<size_t>(n));
   copy_to_host(out.data(), argmax_.data(), out.size(), ctx_.stream());
   return out;
+}
+
+RecordedOpCall Transformer::record_attention_call(int64_t layer) const {
+  if (layer < 0 || layer >= int64_t(blocks_.size()))
+    throw Error(fmt::format("attention call of layer {}: the model has layers 0–{}", layer, blocks_.size() - 1));
+  if (pass_ != Pass::training)
+    throw Error("attention call: the last pass did not train, so it has no gradients to record");
+  return blocks_[size_t(layer)].attn->record_op_call();
 }
 
 }  // namespace pathbench::cuda

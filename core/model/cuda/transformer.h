@@ -48,6 +48,8 @@ class Transformer {
   // Of the last forward: logits [B·T, V], and the argmax of each row [B·T].
   std::vector<float> download_logits();
   std::vector<int32_t> download_argmax();
+  // Layer `layer`'s attention-op call of the last forward and backward (core/attention/op_call_record.h).
+  RecordedOpCall record_attention_call(int64_t layer) const;
 
   // ---- the pieces of a step, for the trainer and graph capture ----
   // Validates the batch, sizes the buffers of `pass` for it and stages it in page-locked memory.

@@ -43,6 +43,7 @@ class CudaBackend : public TrainingBackend {
   }
   int64_t steps() const override { return trainer_.steps(); }
   std::string device_description() const override { return cuda_device_description(); }
+  RecordedOpCall record_attention_call(int64_t layer) override { return model_.record_attention_call(layer); }
 
  private:
   cuda::Transformer model_;

@@ -21,6 +21,7 @@ class ForgetGate {
   const float* forward(CudaParameters& params, MatrixInput x, const AttentionDims& dims);
   // Where the attention backward writes d(loss)/dc [B, H, T] for backward() to consume.
   float* d_cum() { return d_cum_.data(); }
+  const float* d_cum() const { return d_cum_.data(); }
   // Adds the gate parameters' gradients and dx [B, T, C] from d_cum().
   void backward(CudaParameters& params, MatrixInput x, const AttentionDims& dims, float* dx);
 

@@ -58,6 +58,13 @@ class FoxEncoding : public PositionEncoding<S> {
     gate_.backward(params, {in.x, in.x16}, in.dims, dx);
   }
 
+  OpCallTensors<S> op_call() const override {
+    OpCallTensors<S> call("fox");
+    call.settings.gate_scale = gate_.gate_scale();
+    call.cum_gate = cum_, call.d_cum_gate = gate_.d_cum();
+    return call;
+  }
+
  private:
   const Context& ctx_;
   ForgetGate gate_;

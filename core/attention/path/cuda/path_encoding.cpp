@@ -113,6 +113,16 @@ class PathEncoding : public PositionEncoding<S> {
     if (gate_) gate_->backward(params, {in.x, in.x16}, in.dims, dx);
   }
 
+  OpCallTensors<S> op_call() const override {
+    OpCallTensors<S> call(gate_ ? "path_fox" : "path");
+    call.w = w_.data(), call.dw = dw_.data(), call.beta = beta_.data(), call.dbeta = dbeta_.data();
+    if (gate_) {
+      call.settings.gate_scale = gate_->gate_scale();
+      call.cum_gate = cum_, call.d_cum_gate = gate_->d_cum();
+    }
+    return call;
+  }
+
  private:
   static Workspace workspace(DeviceBuffer<char>& b) { return Workspace{b.data(), b.size()}; }
 

@@ -38,6 +38,12 @@ class RopeEncoding : public PositionEncoding<S> {
     rope_rotate(dk, bh, d.length, d.head_dim, base_, true, 0, ctx_.stream());
   }
 
+  OpCallTensors<S> op_call() const override {
+    OpCallTensors<S> call("rope");
+    call.settings.rope_base = base_;
+    return call;
+  }
+
  private:
   const Context& ctx_;
   double base_;

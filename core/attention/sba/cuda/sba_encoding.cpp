@@ -28,6 +28,12 @@ class StickBreakingEncoding : public PositionEncoding<S> {
                             ctx_.stream());
   }
 
+  OpCallTensors<S> op_call() const override {
+    OpCallTensors<S> call("sba");
+    call.settings.remainder_to_current = remainder_to_current_;
+    return call;
+  }
+
  private:
   StickBreakingCudaArgs<S> args(const S* q, const S* k, const S* v) const {
     auto a = kernel_args<StickBreakingCudaArgs<S>>(dims_, q, k, v);

@@ -21,6 +21,8 @@ class NopeEncoding : public PositionEncoding<S> {
     attention_.backward(ctx_, in.q, in.k, in.v, nullptr, 1.0f, o, d_o, dq, dk, dv, nullptr);
   }
 
+  OpCallTensors<S> op_call() const override { return OpCallTensors<S>("nope"); }
+
  private:
   const Context& ctx_;
   SoftmaxAttentionRunner<S> attention_;
