@@ -133,6 +133,7 @@ struct PathRegime {
   // bf16's bound on the relative error: logits of ±30 (sharp q, k) carry the bf16 rounding of the
   // moved queries and keys into the softmax weights, which the default bound does not allow for
   double bf16_tolerance = kTolerance<bf16>;
+  double constant_beta = 0;  // > 0: every β takes this value (with distinct_w 1: a run of one repeated token)
 };
 
 // Unit rows w [BH, T, D] (unit after rounding to S: the kernels get exactly these) and β = 2σ(ξ)
@@ -146,6 +147,7 @@ std::pair<Host, Host> random_householder(const Shape& sh, CounterRng& rng, const
     for (int64_t x = 0; x < sh.D; ++x) norm += w[r * sh.D + x] * w[r * sh.D + x];
     for (int64_t x = 0; x < sh.D; ++x) w[r * sh.D + x] = stored(w[r * sh.D + x] / std::sqrt(norm), S());
     beta[r] = double(float(regime.beta_at_clip && r % 2 == 0 ? 2.0 - 1e-3 : 2.0 / (1.0 + std::exp(-rng.normal()))));
+    if (regime.constant_beta > 0) beta[r] = double(float(regime.constant_beta));
   }
   if (regime.distinct_w > 0)
     for (int64_t r = regime.distinct_w; r < rows; ++r)
@@ -481,6 +483,23 @@ TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forge
   check_path<float>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8, 4e-2});
   check_path<bf16>({2, 768, 128}, true, seed++, 0, {3.0, -1.0, 3.0, true, 8, 4e-2});
   check_path<bf16>({2, 768, 128}, false, seed++, 3, {3.0, -1.0, 3.0, true, 8, 4e-2});
+}
+
+// A trained PaTH-FoX MQRAR layer went non-finite on sequences whose chunks held one repeated token:
+// 64 identical w and β = 1.925. X = (I + strict_lower(diag(β) W Wᵀ))⁻¹ diag(β) is then Toeplitz
+// with alternating entries up to 3.7 whose bf16 roundings add up coherently in X W, so X rounded to
+// bf16 made each chunk's P = I − Wᵀ X W a 2.5× expansion and the bf16 output wrong by 140 %
+// (results/mqrar-nan-replays-h200); the kernels keep X as bf16 X_hi + X_lo.
+TEST_CASE("CUDA PaTH and PaTH-FoX over runs of one repeated token match float64 brute force", "[cuda]") {
+  uint64_t seed = 650;
+  for (const double beta : {1.925, 1.99, 2.0 - 1e-3}) {
+    INFO("beta " << beta);
+    const PathRegime repeated{1.0, 2.0, 1.0, false, 1, kTolerance<bf16>, beta};
+    check_path<bf16>({2, 768, 128}, true, seed++, 0, repeated);
+    check_path<bf16>({2, 768, 128}, false, seed++, 3, repeated);
+    check_path<bf16>({2, 300, 64}, false, seed++, 0, repeated);
+    check_path<float>({2, 768, 128}, true, seed++, 0, repeated);
+  }
 }
 
 TEST_CASE("CUDA PaTH and PaTH-FoX give the same result on every pass at the MQRAR model's layer shape", "[cuda]") {

@@ -323,12 +323,12 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- per-chunk backward, part b ------------------------------------------------------------------
 
-// bf16: dG takes dM's staged copy, which is dead once dSL is formed (two blocks fit per
-// multiprocessor at D = 128).
+// bf16: dG takes dM's staged copy, which is dead once dSL is formed. Every product with X takes
+// X_hi + X_lo (path_forward.cu's prep says why).
 template <typename S, int D>
 struct LocalBSmem {
   static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
-  S *w, *k, *xs, *sl, *dm, *dy, *dsl, *dgm;
+  S *w, *k, *xs, *xlo, *sl, *dm, *dy, *dsl, *dgm;
   float *z, *beta;
   size_t bytes;
   __host__ __device__ explicit LocalBSmem(unsigned char* base) {
@@ -336,6 +336,7 @@ struct LocalBSmem {
     w = c.take<S>(tile_elems<S>(kChunk, D));
     k = c.take<S>(tile_elems<S>(kChunk, D));
     xs = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    xlo = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     sl = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     dm = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     dy = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
@@ -364,6 +365,8 @@ __global__ void __launch_bounds__(kThreads)
   load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
   const TileRef<S> xs = workspace_tile<S, kChunk, kChunk>(sm.xs, ws.xs + cc);
+  TileRef<S> xlo{nullptr, 0};  // bf16 only
+  if constexpr (!kInPlace<S>) xlo = workspace_tile<S, kChunk, kChunk>(sm.xlo, ws.xlo + cc);
   const TileRef<S> sl = workspace_tile<S, kChunk, kChunk>(sm.sl, ws.sl + cc);
   cp_async_commit();
   load_row_values(sm.beta, a.beta + base + b0, kChunk, valid, 0.f);
@@ -385,6 +388,7 @@ __global__ void __launch_bounds__(kThreads)
   float dsl[8][4];  // dSL = strict_lower(Xᵀ dM)
   zero(dsl);
   mma_ss<BLayout::KN, true, 8, 4>(dsl, xs.p + r0, xs.ld, dm.p, dm.ld);
+  if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, true, 8, 4>(dsl, xlo.p + r0, xlo.ld, dm.p, dm.ld);
   mask_acc(dsl, r0, [](int i, int j) { return j < i; });
   store_acc(dsl, sm.dsl + r0 * lds, lds);
   __syncthreads();
@@ -413,6 +417,7 @@ __global__ void __launch_bounds__(kThreads)
     load_acc(zr, sm.z + r0 * ldf, ldf);
     zero(dga);
     mma_acc<BLayout::NK>(dga, zr, xs.p, xs.ld);
+    if constexpr (!kInPlace<S>) mma_acc<BLayout::NK>(dga, zr, xlo.p, xlo.ld);
   }
   mask_acc(dga, r0, [](int i, int j) { return j < i; });
   negate(dga);
@@ -444,6 +449,7 @@ __global__ void __launch_bounds__(kThreads)
     load_acc(acc, ws.dw_part + (prow + r0) * D, D);
     mma_acc<BLayout::KN>(acc, dsl, sm.k, ld);
     mma_ss<BLayout::KN, true, NTD, 4>(acc, xs.p + r0, xs.ld, dy.p, dy.ld);
+    if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, true, NTD, 4>(acc, xlo.p + r0, xlo.ld, dy.p, dy.ld);
     mma_acc<BLayout::KN>(acc, dga, sm.w, ld);
     mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.dgm + r0, lds, sm.w, ld);
     store_acc(acc, dw + (base + b0 + r0) * D, D, valid - r0);

@@ -14,7 +14,11 @@ using namespace tiles;
 
 // Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
 // two blocks fit per multiprocessor at D = 128): Y takes the Gram matrix's space where it fits, and
-// for bf16 strict_lower(W Kᵀ) takes X's fp32 space once X has been converted to its operand copy.
+// for bf16 strict_lower(W Kᵀ) takes X's fp32 space once X has been converted to its operand copies.
+// bf16 keeps X as two operands, X ≈ X_hi + X_lo (X_hi = bf16(X), X_lo = bf16(X − X_hi)), and every
+// product with X takes both: X's entries alternate in sign and cancel in X W, so X rounded to bf16
+// alone can turn P = I − Wᵀ X W from a contraction into a 2.5× expansion when a chunk's w are
+// (nearly) parallel, and the queries blow up across chunks. X_lo lives in M's tile until M is formed.
 template <typename S, int D>
 struct PrepSmem {
   static constexpr int ld = stride_of<S>(D), ldc = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
@@ -23,7 +27,7 @@ struct PrepSmem {
   static constexpr bool y_over_gram = y_bytes <= gram_bytes;
   S *w, *k, *q, *y;  // [64, D] tiles
   float *g, *x;      // [64, 64] Gram W Wᵀ and X in fp32
-  S *xs, *sl, *mm;   // [64, 64] X, strict_lower(W Kᵀ), M as matrix-product operands
+  S *xs, *sl, *mm;   // [64, 64] X (bf16: X_hi), strict_lower(W Kᵀ), M (bf16: X_lo before M) as operands
   float* beta;       // [64]
   size_t bytes;
   __host__ __device__ explicit PrepSmem(unsigned char* base) {
@@ -96,20 +100,28 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   if constexpr (!kInPlace<S>)
-    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
-      sm.xs[(i / kChunk) * ldc + i % kChunk] = from_float<S>(sm.x[(i / kChunk) * ldf + i % kChunk]);
+    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
+      const float x = sm.x[(i / kChunk) * ldf + i % kChunk];
+      const S hi = from_float<S>(x);
+      sm.xs[(i / kChunk) * ldc + i % kChunk] = hi;
+      sm.mm[(i / kChunk) * ldc + i % kChunk] = from_float<S>(x - to_float(hi));
+    }
   __syncthreads();
-  for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads)
+  for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
     ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
+    if constexpr (!kInPlace<S>) ws.xlo[cc + i] = sm.mm[(i / kChunk) * ldc + i % kChunk];
+  }
 
   {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the key moves
     float y[NTD][4];
     zero(y);
     mma_ss<BLayout::KN, false, NTD, 4>(y, sm.xs + r0 * ldc, ldc, sm.w, ld);
+    if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, false, NTD, 4>(y, sm.mm + r0 * ldc, ldc, sm.w, ld);
     store_acc(y, sm.y + r0 * ld, ld);
     store_acc(y, ws.y + (ptok + r0) * D, D);
     zero(y);
     mma_ss<BLayout::KN, true, NTD, 4>(y, sm.xs + r0, ldc, sm.w, ld);
+    if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, true, NTD, 4>(y, sm.mm + r0, ldc, sm.w, ld);
     store_acc(y, ws.yp + (ptok + r0) * D, D);
   }
   {  // strict_lower(W Kᵀ)
@@ -126,10 +138,11 @@ __global__ void __launch_bounds__(kThreads)
   mask_acc(qw, r0, [](int i, int j) { return j <= i; });
   store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
   __syncthreads();
-  {  // M = X strict_lower(W Kᵀ)
+  {  // M = X strict_lower(W Kᵀ); bf16: M's rows replace the X_lo rows this warp alone has read
     float m[8][4];
     zero(m);
     mma_ss<BLayout::KN, false, 8, 4>(m, sm.xs + r0 * ldc, ldc, sm.sl, ldc);
+    if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, false, 8, 4>(m, sm.mm + r0 * ldc, ldc, sm.sl, ldc);
     store_acc(m, sm.mm + r0 * ldc, ldc);
     store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
   }

@@ -25,7 +25,9 @@ struct PathWorkspace {
   S* y = nullptr;         // [BH, Tp, D] X W
   S* yp = nullptr;        // [BH, Tp, D] Xᵀ W
   float* sd = nullptr;    // [BH, chunks, 64, 64] the chunk's own logits (unscaled, no bias)
-  S* xs = nullptr;        // [BH, chunks, 64, 64] X
+  S* xs = nullptr;        // [BH, chunks, 64, 64] X (bf16: X_hi = bf16(X))
+  S* xlo = nullptr;       // [BH, chunks, 64, 64] bf16 only: X_lo = bf16(X − X_hi), so that X_hi + X_lo
+                          //   carries X's products to fp32-like accuracy (path_forward.cu, prep)
   S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ)
   S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ)
   S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ)
@@ -76,6 +78,7 @@ struct PathWorkspace {
     yp = c.take<S>(rows * d);
     sd = c.take<float>(cc);
     xs = c.take<S>(cc);
+    xlo = c.take<S>(sizeof(S) == sizeof(float) ? 0 : cc);  // fp32 keeps X whole
     sl = c.take<S>(cc);
     mm = c.take<S>(cc);
     qw = c.take<S>(cc);
