@@ -134,6 +134,8 @@ struct PathRegime {
   // moved queries and keys into the softmax weights, which the default bound does not allow for
   double bf16_tolerance = kTolerance<bf16>;
   double constant_beta = 0;  // > 0: every β takes this value (with distinct_w 1: a run of one repeated token)
+  // bf16's bound on dw and dβ where it differs from the others (0: the same)
+  double householder_grad_bf16_tolerance = 0;
 };
 
 // Unit rows w [BH, T, D] (unit after rounding to S: the kernels get exactly these) and β = 2σ(ξ)
@@ -304,8 +306,11 @@ void check_path(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chu
   CHECK_CLOSE_WITHIN("dq", c.dq.download(), dq_ref, tolerance);
   CHECK_CLOSE_WITHIN("dk", c.dk.download(), dk_ref, tolerance);
   CHECK_CLOSE_WITHIN("dv", c.dv.download(), dv_ref, tolerance);
-  CHECK_CLOSE_WITHIN("dw", c.dw.download(), dw_ref, tolerance);
-  CHECK_CLOSE_WITHIN("dbeta", c.db.download(), db_ref, tolerance);
+  const double householder_tolerance =
+      std::is_same_v<S, float> || regime.householder_grad_bf16_tolerance == 0 ? tolerance
+                                                                              : regime.householder_grad_bf16_tolerance;
+  CHECK_CLOSE_WITHIN("dw", c.dw.download(), dw_ref, householder_tolerance);
+  CHECK_CLOSE_WITHIN("dbeta", c.db.download(), db_ref, householder_tolerance);
   if (with_gate) CHECK_CLOSE_WITHIN("d_cum_log_gate", c.dg.download(), dg_ref, tolerance);
 }
 
@@ -489,12 +494,15 @@ TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forge
 // 64 identical w and β = 1.925. X = (I + strict_lower(diag(β) W Wᵀ))⁻¹ diag(β) is then Toeplitz
 // with alternating entries up to 3.7 whose bf16 roundings add up coherently in X W, so X rounded to
 // bf16 made each chunk's P = I − Wᵀ X W a 2.5× expansion and the bf16 output wrong by 140 %
-// (results/mqrar-nan-replays-h200); the kernels keep X as bf16 X_hi + X_lo.
+// (results/mqrar-nan-replays-h200); the kernels keep X as bf16 X_hi + X_lo. Measured on the H200
+// (79dea87): o, lse, dq, dk, dv within the usual 1 %; dw and dβ up to 5.6 % (the backward still rounds
+// A⁻ᵀ dX and the staged dM, dY to bf16 before products with X), so 8 % for those two. The kernels
+// before the fix: o off by up to 390 %, dw and dβ by up to 2.9·10⁴ %.
 TEST_CASE("CUDA PaTH and PaTH-FoX over runs of one repeated token match float64 brute force", "[cuda]") {
   uint64_t seed = 650;
   for (const double beta : {1.925, 1.99, 2.0 - 1e-3}) {
     INFO("beta " << beta);
-    const PathRegime repeated{1.0, 2.0, 1.0, false, 1, kTolerance<bf16>, beta};
+    const PathRegime repeated{1.0, 2.0, 1.0, false, 1, kTolerance<bf16>, beta, 8e-2};
     check_path<bf16>({2, 768, 128}, true, seed++, 0, repeated);
     check_path<bf16>({2, 768, 128}, false, seed++, 3, repeated);
     check_path<bf16>({2, 300, 64}, false, seed++, 0, repeated);
