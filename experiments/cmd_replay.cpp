@@ -107,11 +107,12 @@ void write_recorded_call(const Replay& replay, const ReplayOptions& o) {
     if (op.uses_setting(setting)) settings += fmt::format(" {} {}", option, call.inputs.metadata.at(setting));
   if (op.uses_setting("remainder_to_current") && call.inputs.metadata.at("remainder_to_current") == "true")
     settings += " --remainder-to-current";
+  const auto w_precision = call.inputs.metadata.find("w_precision");
   fmt::print("recorded layer {}'s attention call of step {} (op {}): {} and the model's own outputs {}\n"
              "evaluate it again with: pathbench op --op {} --input {} --output OUT.safetensors{} [--device cuda "
              "--precision {}]\n",
              o.record_layer, replay.recorded_step, call.op, inputs, outputs, call.op, inputs, settings,
-             call.inputs.metadata.at("w_precision"));
+             w_precision == call.inputs.metadata.end() ? "fp32" : w_precision->second);
 }
 
 void replay_command(const ReplayOptions& o) {
@@ -119,8 +120,6 @@ void replay_command(const ReplayOptions& o) {
   if (run.config.threads > 0) omp_set_num_threads(int(run.config.threads));
   std::optional<AttentionCallRecording> recording;
   if (!o.record_prefix.empty()) {
-    if (run.config.device != "cuda")
-      throw Error("replay: --record-attention needs --device cuda (the GPU model keeps its attention calls' tensors)");
     if (o.record_layer >= run.config.model.n_layers)
       throw Error(fmt::format("replay: --record-layer {}: the model has layers 0–{}", o.record_layer,
                               run.config.model.n_layers - 1));
@@ -177,7 +176,7 @@ void add_replay_command(CLI::App& app) {
       ->check(integer_at_least(0));
   cmd->add_option("--out", o->out, "also write every step's numbers, every tensor's norm, as JSON");
   cmd->add_option("--record-attention", o->record_prefix,
-                  "GPU: record one attention-op call for `pathbench op` as PREFIX.inputs.safetensors (its inputs) "
+                  "record one attention-op call for `pathbench op` as PREFIX.inputs.safetensors (its inputs) "
                   "and PREFIX.outputs.safetensors (the model's own outputs): the call of --record-layer at the "
                   "first step whose gradient norm is above --record-above or not finite");
   cmd->add_option("--record-layer", o->record_layer, "the layer whose attention call is recorded (default 0)")

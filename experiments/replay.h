@@ -40,7 +40,7 @@ struct Replay {
 };
 
 // Which attention-op call a replay records for `pathbench op`: layer `layer`'s, at the first step of
-// the first pass whose gradient norm exceeds `above` or is not finite (GPU only).
+// the first pass whose gradient norm exceeds `above` or is not finite.
 struct AttentionCallRecording {
   int64_t layer = 0;
   double above = INFINITY;

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/io/safetensors.h"
 #include "experiments/checkpoint.h"
 #include "experiments/file_output.h"
 #include "experiments/replay.h"
@@ -159,11 +160,16 @@ TEST_CASE("a replay refuses a checkpoint of another model, and a config of sever
   cli({"replay", own, "--steps", "2", "--repeat", "2", "--out", dir + "/r3.json"});
   CHECK(json::parse(read_file(dir + "/r3.json"))["repeats"][0] == json::parse(read_file(dir + "/r3.json"))["steps"]);
   CHECK_THROWS(cli({"replay", own, "--repeat", "0"}));
-  // Recording an attention call is the GPU model's; a missing layer is named before any step.
-  CHECK_THROWS_WITH(cli({"replay", own, "--record-attention", dir + "/call"}), Catch::Contains("needs --device cuda"));
-  CHECK_THROWS_WITH(cli({"replay", own, "--device", "cuda", "--record-attention", dir + "/call", "--record-layer", "1"}),
-                    Catch::Contains("--record-layer 1: the model has layers 0–0") || Catch::Contains("'cuda'"));
-  CHECK_FALSE(std::filesystem::exists(dir + "/call.inputs.safetensors"));
+  // A recorded attention call: layer 0's at the first step above the bound, in pathbench op's form;
+  // none when no step passes it; a missing layer is named before any step.
+  cli({"replay", own, "--steps", "1", "--record-attention", dir + "/call", "--record-above", "0"});
+  CHECK(parse_safetensors(read_file(dir + "/call.inputs.safetensors"), "call").metadata.at("op") == "rope");
+  CHECK(parse_safetensors(read_file(dir + "/call.outputs.safetensors"), "call").tensors.count("dq") == 1);
+  cli({"replay", own, "--steps", "1", "--record-attention", dir + "/none", "--record-above", "1e30"});
+  CHECK_FALSE(std::filesystem::exists(dir + "/none.inputs.safetensors"));
+  CHECK_THROWS_WITH(cli({"replay", own, "--record-attention", dir + "/bad", "--record-layer", "1"}),
+                    Catch::Contains("--record-layer 1: the model has layers 0–0"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/bad.inputs.safetensors"));
   const json replayed = json::parse(read_file(dir + "/r.json"));
   CHECK(replayed["checkpoint_step"] == 2);
   CHECK(replayed["steps"][0]["step"] == 3);

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "core/attention/op_registry.h"
 #include "core/params/parameters.h"
 #include "core/options.h"
 
@@ -40,6 +42,21 @@ struct DecodeInputs {
   const T* v = nullptr;  // [B, H, D]
 };
 
+// An encoding's tensors of its last attention-op call (op_registry.h) beside q, k, v and o and their
+// gradients, for recording the call (core/attention/op_call_record.h): the op it computes (empty:
+// it cannot be recorded), its settings, and where it has them PaTH's w [B, H, T, D] and β
+// [B, H, T], the cumulative log gates [B, H, T], and once a backward ran dw, dβ and the gradient
+// with respect to the per-token log gates [B, H, T].
+template <typename T>
+struct OpCallView {
+  OpCallView() = default;
+  explicit OpCallView(std::string op_name) : op(std::move(op_name)) {}
+  std::string op;
+  OpSettings settings;  // scale 0: 1/sqrt(D)
+  const T *w = nullptr, *dw = nullptr, *beta = nullptr, *dbeta = nullptr;
+  const T *cum_gate = nullptr, *d_log_gate = nullptr;
+};
+
 // What an encoding keeps between decoding steps of one batch of sequences (its key/value cache).
 class DecodeCache {
  public:
@@ -69,6 +86,9 @@ class PositionEncoding {
   // (PaTH's in-place key cache) override both.
   virtual std::unique_ptr<DecodeCache> start_decode(const AttentionDims& dims);
   virtual void decode_step(ParameterSet<T>& params, DecodeCache& cache, const DecodeInputs<T>& in, T* o);
+
+  // The last call's own tensors (valid until the next forward; the gradients after its backward).
+  virtual OpCallView<T> op_call() const { return {}; }
 };
 
 // What an encoding's constructor receives.

@@ -1,9 +1,13 @@
 // Multi-head attention block: projections, head split/merge, the position encoding.
 #include "core/model/attention_layer.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <type_traits>
 
 #include "core/attention/registry.h"
+#include "core/error.h"
 #include "core/ops/head_layout.h"
 #include "core/params/init.h"
 #include "core/ops/linear.h"
@@ -12,7 +16,9 @@ namespace pathbench {
 
 template <typename T>
 AttentionLayer<T>::AttentionLayer(ParameterSet<T>& params, const std::string& prefix, const ModelConfig& config)
-    : init_std_(config.init_std), out_init_std_(config.init_std / std::sqrt(2.0 * double(config.n_layers))) {
+    : encoding_name_(config.encoding),
+      init_std_(config.init_std),
+      out_init_std_(config.init_std / std::sqrt(2.0 * double(config.n_layers))) {
   dims_.width = config.d_model;
   dims_.heads = config.n_heads;
   dims_.head_dim = config.head_dim();
@@ -37,6 +43,7 @@ void AttentionLayer<T>::forward(ParameterSet<T>& params, const T* x, T* y, int64
   dims_.batch = batch;
   dims_.length = length;
   x_ = x;
+  backward_done_ = false;
   const int64_t n = batch * length, c = dims_.width, h = dims_.heads, d = dims_.head_dim, size = n * h * d;
   for (auto* buf : {&q_, &k_, &v_, &o_, &flat_}) buf->resize(size);
   const std::pair<typename ParameterSet<T>::Id, std::vector<T>*> projections[] = {{wq_, &q_}, {wk_, &k_}, {wv_, &v_}};
@@ -66,6 +73,25 @@ void AttentionLayer<T>::backward(ParameterSet<T>& params, const T* dy, T* dx) {
     merge_heads(g->data(), flat_.data(), batch, length, h, d);
     linear_backward(x_, params.value(w), flat_.data(), dx, params.grad(w), n, c, h * d, true);
   }
+  backward_done_ = true;
+}
+
+template <typename T>
+RecordedOpCall AttentionLayer<T>::record_op_call() const {
+  const OpCallView<T> enc = encoding_->op_call();
+  if (enc.op.empty())
+    throw Error(fmt::format("encoding '{}' does not say which attention op it computes, so its calls cannot be "
+                            "recorded",
+                            encoding_name_));
+  if (!backward_done_) throw Error("attention call: the last forward had no backward, so there is nothing to record");
+  const size_t n = q_.size(), rows = n / size_t(dims_.head_dim);
+  OpCallValues call{enc.op, enc.settings, dims_, std::is_same_v<T, float> ? "fp32" : "", {}};
+  const auto put = [&](const char* name, const T* p, size_t count) { call.values[name].assign(p, p + count); };
+  put("q", q_.data(), n), put("k", k_.data(), n), put("v", v_.data(), n), put("o", o_.data(), n);
+  put("do", do_.data(), n), put("dq", dq_.data(), n), put("dk", dk_.data(), n), put("dv", dv_.data(), n);
+  if (enc.w) put("w", enc.w, n), put("dw", enc.dw, n), put("beta", enc.beta, rows), put("dbeta", enc.dbeta, rows);
+  if (enc.cum_gate) put("cum", enc.cum_gate, rows), put("dg", enc.d_log_gate, rows);
+  return make_recorded_op_call(call);
 }
 
 template <typename T>

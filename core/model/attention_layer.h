@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/attention/encoding.h"
+#include "core/attention/op_call_record.h"
 #include "core/model/model_config.h"
 
 namespace pathbench {
@@ -22,6 +23,9 @@ class AttentionLayer {
   void backward(ParameterSet<T>& params, const T* dy, T* dx);
 
   PositionEncoding<T>& encoding() { return *encoding_; }
+  // The attention-op call of the last forward and backward (core/attention/op_call_record.h).
+  // Throws pathbench::Error before a backward, or for an encoding that does not name its op.
+  RecordedOpCall record_op_call() const;
 
   // Incremental decoding of `batch` sequences (PositionEncoding::start_decode): each step takes the
   // newest token's normalized input x [B, C] and writes the block's output y [B, C].
@@ -32,6 +36,7 @@ class AttentionLayer {
   AttentionDims dims_;
   typename ParameterSet<T>::Id wq_, wk_, wv_, wo_;  // each [H·D, C] or [C, H·D] (PyTorch layout)
   std::unique_ptr<PositionEncoding<T>> encoding_;
+  std::string encoding_name_;
   double init_std_, out_init_std_;
 
   const T* x_ = nullptr;                         // [B, T, C] input of the last forward
@@ -39,6 +44,7 @@ class AttentionLayer {
   std::vector<T> o_;                             // [B, H, T, D] encoding output
   std::vector<T> flat_;                          // [B, T, H·D] projections before the head split / o merged
   std::vector<T> dq_, dk_, dv_, do_;             // [B, H, T, D]
+  bool backward_done_ = false;                   // the last forward has had its backward
 };
 
 }  // namespace pathbench

@@ -151,6 +151,13 @@ void Transformer<T>::decode_step(DecodeState& state, const int32_t* tokens, T* l
   linear_forward(xn.data(), params_.value(head_), logits, n, c, v);
 }
 
+template <typename T>
+RecordedOpCall Transformer<T>::record_attention_call(int64_t layer) const {
+  if (layer < 0 || layer >= int64_t(blocks_.size()))
+    throw Error(fmt::format("attention call of layer {}: the model has layers 0–{}", layer, blocks_.size() - 1));
+  return blocks_[size_t(layer)].attn->record_op_call();
+}
+
 template class Transformer<float>;
 template class Transformer<double>;
 

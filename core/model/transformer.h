@@ -33,6 +33,8 @@ class Transformer {
   T forward_loss(const TokenBatch& batch);
   // Accumulates d(loss)/d(parameters) of the last loss() into params().grads().
   void backward();
+  // Layer `layer`'s attention-op call of the last forward and backward (core/attention/op_call_record.h).
+  RecordedOpCall record_attention_call(int64_t layer) const;
 
   // Incremental decoding of `batch` sequences, one token per sequence per step. Each step's logits
   // equal forward()'s logits at that position over the whole prefix; encodings with an exact

@@ -67,8 +67,8 @@ class TrainingBackend {
   virtual int64_t steps() const = 0;
   // The processor, in words, for results and benchmarks.
   virtual std::string device_description() const = 0;
-  // Layer `layer`'s attention-op call of the last step, for `pathbench op`. The GPU records it; the
-  // CPU backend throws pathbench::Error (its layers do not keep the op's tensors in that form).
+  // Layer `layer`'s attention-op call of the last step, for `pathbench op` (throws pathbench::Error
+  // for a missing layer or before any training step).
   virtual RecordedOpCall record_attention_call(int64_t layer) = 0;
 };
 

@@ -157,6 +157,14 @@ class FoxEncoding : public PositionEncoding<T> {
     gate_.backward(params, in.x, in.dims, d_cum_.data(), dx);
   }
 
+  // After the backward, d_cum_ holds the gradient with respect to the per-token log gates.
+  OpCallView<T> op_call() const override {
+    OpCallView<T> call("fox");
+    call.settings.gate_scale = double(gate_.gate_scale());
+    call.cum_gate = cum_, call.d_log_gate = d_cum_.data();
+    return call;
+  }
+
  private:
   SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) const {
     auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, in.q, in.k, in.v);

@@ -79,6 +79,19 @@ void PathEncoding<T>::backward(ParameterSet<T>& params, const AttentionInputs<T>
   if (gate_) gate_->backward(params, in.x, d, dcum_.data(), dx);
 }
 
+// After the backward, dcum_ holds the gradient with respect to the per-token log gates
+// (ForgetGate::backward turns it over in place).
+template <typename T>
+OpCallView<T> PathEncoding<T>::op_call() const {
+  OpCallView<T> call(gate_ ? "path_fox" : "path");
+  call.w = projection_.w(), call.beta = projection_.beta(), call.dw = dw_.data(), call.dbeta = dbeta_.data();
+  if (gate_) {
+    call.settings.gate_scale = double(gate_->gate_scale());
+    call.cum_gate = cum_, call.d_log_gate = dcum_.data();
+  }
+  return call;
+}
+
 template <typename T>
 std::unique_ptr<DecodeCache> PathEncoding<T>::start_decode(const AttentionDims& dims) {
   auto cache = std::make_unique<PathCache<T>>();

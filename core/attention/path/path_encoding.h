@@ -21,13 +21,14 @@ class PathEncoding : public PositionEncoding<T> {
                 T* dx) override;
   std::unique_ptr<DecodeCache> start_decode(const AttentionDims& dims) override;
   void decode_step(ParameterSet<T>& params, DecodeCache& cache, const DecodeInputs<T>& in, T* o) override;
+  OpCallView<T> op_call() const override;
 
  private:
   PathProjection<T> projection_;
   std::unique_ptr<ForgetGate<T>> gate_;  // null for plain PaTH
   const T* cum_ = nullptr;               // [BH, T] the gate's output of the last forward
   std::vector<T> lse_;                   // [BH, T]
-  std::vector<T> dw_, dbeta_, dcum_;     // [BH, T, D], [BH, T], [BH, T]
+  std::vector<T> dw_, dbeta_, dcum_;     // [BH, T, D], [BH, T], [BH, T] (dcum_: d/dg after backward)
 };
 
 // The options of `path` (with_gate false) or `path_fox` (true).

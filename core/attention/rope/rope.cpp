@@ -67,6 +67,12 @@ class RopeEncoding : public PositionEncoding<T> {
     rope_rotate(dk, bh, d.length, d.head_dim, base_, true);
   }
 
+  OpCallView<T> op_call() const override {
+    OpCallView<T> call("rope");
+    call.settings.rope_base = base_;
+    return call;
+  }
+
  private:
   SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) const {
     auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, q_rot_.data(), k_rot_.data(), in.v);

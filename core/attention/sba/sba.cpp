@@ -144,6 +144,12 @@ class StickBreakingEncoding : public PositionEncoding<T> {
     stick_breaking_backward(args(in), o, d_o, dq, dk, dv);
   }
 
+  OpCallView<T> op_call() const override {
+    OpCallView<T> call("sba");
+    call.settings.remainder_to_current = remainder_to_current_;
+    return call;
+  }
+
  private:
   StickBreakingArgs<T> args(const AttentionInputs<T>& in) const {
     auto a = kernel_args<StickBreakingArgs<T>>(in.dims, in.q, in.k, in.v);

@@ -25,6 +25,8 @@ class NopeEncoding : public PositionEncoding<T> {
     softmax_attention_backward(args(in), o, lse_.data(), d_o, dq, dk, dv, static_cast<T*>(nullptr));
   }
 
+  OpCallView<T> op_call() const override { return OpCallView<T>("nope"); }
+
  private:
   static SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) {
     auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, in.q, in.k, in.v);
