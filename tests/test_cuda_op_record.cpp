@@ -11,6 +11,7 @@
 #include "core/optim/training_backend.h"
 #include "experiments/attention_op.h"
 #include "tests/cuda_test_support.h"
+#include "tests/op_record_support.h"
 #include "tests/test_support.h"
 
 namespace pathbench {
@@ -18,13 +19,9 @@ namespace {
 
 using namespace cuda_testing;
 
-// `pathbench op` options for a recorded call: its op and settings, on `device`.
+// `pathbench op` options for a recorded call, on `device`.
 AttentionOpOptions options_for(const RecordedOpCall& call, const std::string& device, Precision precision) {
-  AttentionOpOptions o;
-  o.op = call.op;
-  o.settings.gate_scale = std::stod(call.inputs.metadata.at("gate_scale"));
-  o.settings.rope_base = std::stod(call.inputs.metadata.at("rope_base"));
-  o.settings.remainder_to_current = call.inputs.metadata.at("remainder_to_current") == "true";
+  AttentionOpOptions o = testing::op_options_for(call);
   o.device = device;
   o.precision = precision;
   return o;

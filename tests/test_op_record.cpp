@@ -11,24 +11,16 @@
 #include "core/optim/training_backend.h"
 #include "experiments/attention_op.h"
 #include "tests/model_checks.h"
+#include "tests/op_record_support.h"
 #include "tests/test_support.h"
 
 namespace pathbench {
 namespace {
 
+using testing::op_options_for;
 using testing::relative_error;
 using testing::tiny_batch;
 using testing::tiny_config;
-
-// `pathbench op` options for a recorded call: its op and settings.
-AttentionOpOptions options_for(const RecordedOpCall& call) {
-  AttentionOpOptions o;
-  o.op = call.op;
-  o.settings.gate_scale = std::stod(call.inputs.metadata.at("gate_scale"));
-  o.settings.rope_base = std::stod(call.inputs.metadata.at("rope_base"));
-  o.settings.remainder_to_current = call.inputs.metadata.at("remainder_to_current") == "true";
-  return o;
-}
 
 TEST_CASE("A recorded CPU attention call evaluated again gives the model's outputs", "[encodings]") {
   for (const std::string encoding : {"nope", "rope", "fox", "sba", "path", "path_fox"}) {
@@ -43,7 +35,7 @@ TEST_CASE("A recorded CPU attention call evaluated again gives the model's outpu
       const RecordedOpCall call = backend->record_attention_call(layer);
       CHECK(call.op == encoding);
       CHECK(call.inputs.metadata.at("w_precision") == "fp32");
-      const SafetensorsContent again = evaluate_attention_op(options_for(call), call.inputs, "record");
+      const SafetensorsContent again = evaluate_attention_op(op_options_for(call), call.inputs, "record");
       for (const auto& [name, tensor] : call.outputs.tensors) {
         INFO("tensor " << name);
         REQUIRE(again.tensors.count(name) == 1);
