@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <vector>
 
 #include "core/attention/gpu_head_dims.h"
 #include "core/error.h"
@@ -25,18 +24,14 @@ namespace {
 // A device copy of n host values, stored as S.
 template <typename S, typename T>
 cuda::DeviceBuffer<S> upload(const T* host, int64_t n) {
-  std::vector<S> stored(static_cast<size_t>(n));
-  for (size_t i = 0; i < stored.size(); ++i) stored[i] = S(float(host[i]));
-  cuda::DeviceBuffer<S> device(std::max<size_t>(1, stored.size()), "an op input");
-  PATHBENCH_CUDA_CHECK(cudaMemcpy(device.data(), stored.data(), stored.size() * sizeof(S), cudaMemcpyHostToDevice));
+  cuda::DeviceBuffer<S> device(std::max<size_t>(1, size_t(n)), "an op input");
+  cuda::copy_to_device_as(device.data(), host, size_t(n), nullptr);
   return device;
 }
 
 template <typename S, typename T>
 void download(const cuda::DeviceBuffer<S>& device, T* host, int64_t n) {
-  std::vector<S> stored(static_cast<size_t>(n));
-  PATHBENCH_CUDA_CHECK(cudaMemcpy(stored.data(), device.data(), stored.size() * sizeof(S), cudaMemcpyDeviceToHost));
-  for (size_t i = 0; i < stored.size(); ++i) host[i] = T(float(stored[i]));
+  cuda::copy_to_host_as(host, device.data(), size_t(n), nullptr);
 }
 
 template <typename S, typename T>

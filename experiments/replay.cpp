@@ -50,10 +50,8 @@ json steps_to_json(const std::vector<ReplayedStep>& steps) {
 
 Replay replay_training(const RunConfig& c, const Task& task, const std::string& checkpoint, int64_t steps,
                        int64_t repeats, const std::optional<AttentionCallRecording>& recording) {
-  ModelConfig mc = c.model;
-  if (mc.vocab_size == 0) mc.vocab_size = task.vocabulary().size();
-  const TrainingSetup setup{c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm, uint64_t(c.seed)};
-  std::unique_ptr<TrainingBackend> backend = make_training_backend(mc, setup, c.backend_options());
+  std::unique_ptr<TrainingBackend> backend =
+      make_training_backend(c.model_for(task), c.training_setup(), c.backend_options());
   const LoadedCheckpoint loaded = load_checkpoint(checkpoint);
   const OptimizerState optimizer = load_optimizer_state(checkpoint, loaded.model->params());
   const auto restore = [&] {

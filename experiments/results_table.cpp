@@ -192,6 +192,12 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, jso
   }
 }
 
+// Is dotted key `key` the key `scope` or one under it ("model.encoding_options.rank" is under
+// "model.encoding_options")?
+bool at_or_under(const std::string& key, const std::string& scope) {
+  return key == scope || key.rfind(scope + ".", 0) == 0;
+}
+
 // A config leaf's value in a flattened config, dumped ("(absent)" when it has none).
 std::string leaf_text(const std::map<std::string, json>& flat, const std::string& key) {
   const auto it = flat.find(key);
@@ -205,7 +211,7 @@ bool follows(const std::vector<std::map<std::string, json>>& flat, const std::st
   for (const auto& f : flat) {
     std::string lead;
     for (const auto& [k, v] : f)
-      if (k == leader || k.rfind(leader + ".", 0) == 0) lead += k + "=" + v.dump() + ";";
+      if (at_or_under(k, leader)) lead += k + "=" + v.dump() + ";";
     const auto [it, added] = value_of.emplace(lead, leaf_text(f, key));
     if (!added && it->second != leaf_text(f, key)) return false;
   }
@@ -231,7 +237,7 @@ DifferingKeys differing_keys(const std::vector<const json*>& results, const std:
   DifferingKeys out;
   for (const std::string& k : keys) {
     if (std::any_of(excluded.begin(), excluded.end(),
-                    [&](const std::string& e) { return k == e || k.rfind(e + ".", 0) == 0; }))
+                    [&](const std::string& e) { return at_or_under(k, e); }))
       continue;
     std::set<std::string> seen;
     for (const auto& f : flat) seen.insert(leaf_text(f, k));

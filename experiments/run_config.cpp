@@ -102,9 +102,7 @@ RunMemoryEstimate cpu_run_memory(const RunConfig& c, const Task& task) {
   for (const std::string& split : task.eval_splits()) eval_length = std::max(eval_length, longest(split));
   const double batch_tokens = std::max(double(c.training.batch_size) * longest("train"),
                                        double(c.training.eval_batch_size) * eval_length);
-  ModelConfig model = c.model;
-  if (model.vocab_size == 0) model.vocab_size = task.vocabulary().size();
-  return estimate_cpu_run_memory(model, batch_tokens);
+  return estimate_cpu_run_memory(c.model_for(task), batch_tokens);
 }
 
 void check_early_stop(const TrainingConfig& t, const Task& task, const std::string& where) {
@@ -146,6 +144,16 @@ const std::vector<std::string>& non_semantic_keys() {
 
 LrSchedule RunConfig::lr_schedule() const {
   return LrSchedule{optimizer.lr, warmup_steps, training.steps, min_lr_ratio};
+}
+
+TrainingSetup RunConfig::training_setup() const {
+  return TrainingSetup{optimizer.adamw, lr_schedule(), optimizer.clip_norm, uint64_t(seed)};
+}
+
+ModelConfig RunConfig::model_for(const Task& task) const {
+  ModelConfig m = model;
+  if (m.vocab_size == 0) m.vocab_size = task.vocabulary().size();
+  return m;
 }
 
 BackendOptions RunConfig::backend_options() const {

@@ -50,6 +50,10 @@ struct RunConfig {
 
   LrSchedule lr_schedule() const;
   BackendOptions backend_options() const;
+  // The optimizer, schedule, clipping and initialization seed a backend trains this run with.
+  TrainingSetup training_setup() const;
+  // The model with its vocabulary size taken from `task` where the config leaves it 0.
+  ModelConfig model_for(const Task& task) const;
   // doc without the keys that do not change what is computed (name, device, threads, logging and
   // checkpoint cadence); its hash identifies the run.
   json semantic_json() const;

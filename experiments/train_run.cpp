@@ -123,10 +123,8 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
   p.last_logged_loss = std::nan("");
   int64_t at_step = 0;  // the step a failure is reported at: the one in progress, or the last one before an evaluation
   try {
-    ModelConfig mc = c.model;
-    if (mc.vocab_size == 0) mc.vocab_size = task.vocabulary().size();
-    const TrainingSetup setup{c.optimizer.adamw, c.lr_schedule(), c.optimizer.clip_norm, uint64_t(c.seed)};
-    std::unique_ptr<TrainingBackend> backend = make_training_backend(mc, setup, c.backend_options());
+    const ModelConfig mc = c.model_for(task);
+    std::unique_ptr<TrainingBackend> backend = make_training_backend(mc, c.training_setup(), c.backend_options());
     out.device_name = backend->device_description();
     out.parameters = int64_t(backend->download_parameters().parameter_count());
     const bool checkpoints = c.training.checkpoint_every > 0;

@@ -49,17 +49,11 @@ class DeviceArray {
  public:
   explicit DeviceArray(size_t n) : buf_(std::max<size_t>(n, 1), "test tensor"), n_(n) { poison(); }
   void poison() { check(cudaMemset(buf_.data(), 0xff, buf_.size() * sizeof(T))); }
-  void upload(const Host& h) {
-    std::vector<T> t(n_);
-    for (size_t i = 0; i < n_; ++i) t[i] = T(float(h[i]));
-    check(cudaMemcpy(buf_.data(), t.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
+  void upload(const Host& h) { cuda::copy_to_device_as(buf_.data(), h.data(), n_, nullptr); }
   Host download() const {
-    std::vector<T> t(n_);
     check(cudaDeviceSynchronize());
-    check(cudaMemcpy(t.data(), buf_.data(), n_ * sizeof(T), cudaMemcpyDeviceToHost));
     Host h(n_);
-    for (size_t i = 0; i < n_; ++i) h[i] = double(float(t[i]));
+    cuda::copy_to_host_as(h.data(), buf_.data(), n_, nullptr);
     return h;
   }
   T* get() { return buf_.data(); }

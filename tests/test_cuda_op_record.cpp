@@ -18,6 +18,7 @@ namespace pathbench {
 namespace {
 
 using namespace cuda_testing;
+using testing::worst_error;
 
 // `pathbench op` options for a recorded call, on `device`.
 AttentionOpOptions options_for(const RecordedOpCall& call, const std::string& device, Precision precision) {
@@ -25,20 +26,6 @@ AttentionOpOptions options_for(const RecordedOpCall& call, const std::string& de
   o.device = device;
   o.precision = precision;
   return o;
-}
-
-// The largest relative error of any tensor of `got` against the model's outputs (which it must all have).
-double worst_error(const SafetensorsContent& got, const SafetensorsContent& model, const std::string& what) {
-  double worst = 0;
-  for (const auto& [name, tensor] : model.tensors) {
-    INFO(what << ": tensor " << name);
-    REQUIRE(got.tensors.count(name) == 1);
-    const double e = relative_error(tensor_values<double>(got.tensors.at(name), name),
-                                    tensor_values<double>(tensor, name));
-    UNSCOPED_INFO(what << " " << name << ": relative error " << e);
-    worst = std::max(worst, e);
-  }
-  return worst;
 }
 
 TEST_CASE("A recorded GPU attention call evaluated again gives the model's outputs", "[cuda]") {

@@ -1,11 +1,13 @@
 // Owning buffers of device memory (cudaMalloc) and page-locked host memory (cudaMallocHost).
 // Contents are uninitialized; growing reallocates and loses them, and reserve() says when it did, so
-// holders of raw pointers (a captured CUDA graph) know to rebuild.
+// holders of raw pointers (a captured CUDA graph) know to rebuild. Also whole-array copies between
+// host and device, with or without a change of type.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "core/cuda/check.h"
 
@@ -73,6 +75,21 @@ template <typename T>
 void copy_to_host(T* dst, const T* src, size_t n, cudaStream_t stream) {
   PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
   PATHBENCH_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+// The same with a type change on the host: host values H stored on the device as S (float or bf16),
+// converted through float as the kernels' own storage rounds them.
+template <typename S, typename H>
+void copy_to_device_as(S* dst, const H* src, size_t n, cudaStream_t stream) {
+  std::vector<S> stored(n);
+  for (size_t i = 0; i < n; ++i) stored[i] = S(float(src[i]));
+  copy_to_device(dst, stored.data(), n, stream);
+}
+template <typename H, typename S>
+void copy_to_host_as(H* dst, const S* src, size_t n, cudaStream_t stream) {
+  std::vector<S> stored(n);
+  copy_to_host(stored.data(), src, n, stream);
+  for (size_t i = 0; i < n; ++i) dst[i] = H(float(stored[i]));
 }
 
 }  // namespace pathbench::cuda
