@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads the safetensors files of `pathbench op` and of recorded attention calls (`pathbench replay
---record-attention`), needs numpy.
+--record-attention`), needs numpy. Its read, write and to_bf16 also serve the other diagnosis scripts.
 
   compare REFERENCE OTHER...   per tensor of REFERENCE: its largest finite magnitude and the slice
                                holding it, the relative error
@@ -39,6 +39,13 @@ def read(path):
         begin, end = h["data_offsets"]
         tensors[name] = np.frombuffer(data[begin:end], dtype=DTYPES[h["dtype"]]).reshape(h["shape"])
     return tensors, header.get("__metadata__", {})
+
+
+def to_bf16(x):
+    """x rounded to bfloat16 (round to nearest even), as float64: what a bf16 kernel stores."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.view(np.float32).astype(np.float64)
 
 
 def write(path, tensors, metadata):

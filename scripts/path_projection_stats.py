@@ -10,31 +10,19 @@ Usage: scripts/path_projection_stats.py CHECKPOINT [--count 64] [--seed SEED] [-
 import argparse
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "plots"))
 import find_matplotlib  # noqa: E402,F401  (an interpreter with matplotlib has numpy)
-import numpy as np  # noqa: E402
+from op_files import np, read, to_bf16  # noqa: E402
 
 
 def read_checkpoint(path):
-    """(tensors as float64 arrays, metadata) of a safetensors file."""
-    with open(path, "rb") as f:
-        size = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(size))
-        tensors = {}
-        for name, h in header.items():
-            if name == "__metadata__" or name.startswith("optimizer."):
-                continue
-            if h["dtype"] != "F32":
-                sys.exit(f"{path}: tensor {name} has dtype {h['dtype']}, expected F32")
-            begin, end = h["data_offsets"]
-            f.seek(8 + size + begin)
-            tensors[name] = np.frombuffer(f.read(end - begin), dtype=np.float32).reshape(h["shape"]).astype(np.float64)
-    return tensors, header.get("__metadata__", {})
+    """(the model's tensors as float64 arrays, metadata) of a checkpoint; the optimizer state left out."""
+    tensors, metadata = read(path)
+    return {name: t.astype(np.float64) for name, t in tensors.items() if not name.startswith("optimizer.")}, metadata
 
 
 def sample_tokens(pathbench, run_config, count, seed):
@@ -50,13 +38,6 @@ def sample_tokens(pathbench, run_config, count, seed):
     ids = {s: i for i, s in enumerate(symbols)}
     rows = [[ids[t.split("[")[0]] for t in out[i + 1].split(" ")] for i, line in enumerate(out) if line.startswith("#")]
     return np.array(rows)
-
-
-def to_bf16(x):
-    """x rounded to bfloat16 (round to nearest even), as float64."""
-    bits = x.astype(np.float32).view(np.uint32)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.view(np.float32).astype(np.float64)
 
 
 def main():

@@ -13,14 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from op_files import np, read  # noqa: E402
-
-
-def to_bf16(x):
-    """x rounded to bfloat16 (round to nearest even), as float64."""
-    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.view(np.float32).astype(np.float64)
+from op_files import np, read, to_bf16  # noqa: E402
 
 
 def transform_norms(w, beta):
