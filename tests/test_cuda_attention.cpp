@@ -221,9 +221,9 @@ void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
   DeviceArray<S> dq_in(n), dk_in(n), dv_in(n), ddo(n), o(n), dq(n), dk(n), dv(n);
   dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), ddo.upload(d_o);
   cuda::StickBreakingCudaArgs<S> a{sh.bh, sh.T, sh.D, float(scale), dq_in.get(), dk_in.get(), dv_in.get(), remainder};
-  cuda::stick_breaking_forward(a, o.get(), nullptr);
-  DeviceWorkspace ws(cuda::stick_breaking_backward_workspace_bytes(a));
-  cuda::stick_breaking_backward(a, o.get(), ddo.get(), dq.get(), dk.get(), dv.get(), ws.get(), nullptr);
+  DeviceWorkspace saved(cuda::stick_breaking_saved_bytes(a)), ws(cuda::stick_breaking_backward_workspace_bytes(a));
+  cuda::stick_breaking_forward(a, o.get(), saved.get(), nullptr);
+  cuda::stick_breaking_backward(a, saved.get(), ddo.get(), dq.get(), dk.get(), dv.get(), ws.get(), nullptr);
   CHECK_CLOSE("o", o.download(), o_ref);
   CHECK_CLOSE("dq", dq.download(), dq_ref);
   CHECK_CLOSE("dk", dk.download(), dk_ref);
