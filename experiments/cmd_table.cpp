@@ -1,10 +1,11 @@
-// `pathbench table DIR`: a markdown table over the result files in a folder (mean ± std across
-// seeds, or each seed's value), or the fewest-layers-reaching-a-threshold table.
+// `pathbench table DIR [DIR ...]`: a markdown table over the result files in one or more folders
+// (mean ± std across seeds, or each seed's value), or the fewest-layers-reaching-a-threshold table.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <filesystem>
 #include <optional>
+#include <set>
 
 #include "core/error.h"
 #include "experiments/commands.h"
@@ -19,7 +20,7 @@ namespace pathbench {
 namespace {
 
 struct TableCommandOptions {
-  std::string dir;
+  std::vector<std::string> dirs;
   TableOptions table;
   std::vector<std::string> where;
   std::string out;
@@ -27,16 +28,29 @@ struct TableCommandOptions {
   std::optional<double> first_step;  // the threshold of --first-step
 };
 
+// The results under every folder, each file once (folders may overlap).
+std::vector<json> results_in(const std::vector<std::string>& dirs, std::vector<std::string>& unreadable) {
+  std::vector<json> results;
+  std::set<std::filesystem::path> seen;
+  for (const std::string& dir : dirs)
+    for (json& doc : load_results(dir, &unreadable))
+      if (seen.insert(std::filesystem::weakly_canonical(doc["path"].get<std::string>())).second)
+        results.push_back(std::move(doc));
+  return results;
+}
+
 void table_command(TableCommandOptions o) {
-  if (!std::filesystem::is_directory(o.dir)) throw Error(fmt::format("'{}' is not a folder", o.dir));
+  for (const std::string& dir : o.dirs)
+    if (!std::filesystem::is_directory(dir)) throw Error(fmt::format("'{}' is not a folder", dir));
   for (const auto& text : o.where) {
     const Override w = parse_override(text, "--where");
     o.table.where.emplace_back(w.key, w.value);
   }
   std::vector<std::string> unreadable;
-  std::vector<json> results = load_results(o.dir, &unreadable);
+  std::vector<json> results = results_in(o.dirs, unreadable);
   for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
-  if (results.empty()) throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", o.dir));
+  if (results.empty())
+    throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", fmt::join(o.dirs, "', '")));
   if (o.at_step > 0 && o.first_step) throw Error("--at-step and --first-step do not combine");
   if ((o.at_step > 0 || o.first_step) && is_run_metric(o.table.metric))
     throw Error(fmt::format("--metric {} is a field of the whole run, which the curve's evaluations do not hold "
@@ -68,15 +82,17 @@ void table_command(TableCommandOptions o) {
 
 void add_table_command(CLI::App& app) {
   auto o = std::make_shared<TableCommandOptions>();
-  CLI::App* cmd = app.add_subcommand("table", "markdown table over a folder of results: mean ± std across seeds");
+  CLI::App* cmd =
+      app.add_subcommand("table", "markdown table over one or more folders of results: mean ± std across seeds");
   cmd->footer(
       "Rows and columns are config keys (dotted, or encoding, layers, width, heads, task, lr, seed, steps), "
       "'split' (the eval splits) or a per-group breakdown of the metrics such as 'length' or 'book_size'. "
-      "Results may differ only in the rows, the columns and the seed (use --where to pick the rest). With "
+      "Results may differ only in the rows, the columns and the seed (use --where to pick the rest); several "
+      "folders are read as one, e.g. an experiment beside its controls. With "
       "--fewest KEY each cell is instead the fewest KEY (e.g. layers) whose mean (or, with --over-seeds, best "
       "or every seed) passes --threshold, e.g. "
       "`pathbench table results/word_problems --fewest layers --cols length`.");
-  cmd->add_option("dir", o->dir, "folder of result files")->required();
+  cmd->add_option("dirs", o->dirs, "folders of result files (searched recursively)")->required();
   cmd->add_option("--rows", o->table.rows, "row dimension")->capture_default_str();
   cmd->add_option("--cols", o->table.cols, "column dimension")->capture_default_str();
   cmd->add_option("--metric", o->table.metric,

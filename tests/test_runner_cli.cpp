@@ -132,6 +132,13 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   cli({"table", dir + "/results", "--rows", "seed", "--out", dir + "/table.md"});
   CHECK_THAT(read_file(dir + "/table.md"), Catch::Contains("| seed \\ split |") && Catch::Contains("| 1 |"));
   cli({"table", dir + "/results", "--rows", "seed", "--metric", "final_train_loss", "--out", dir + "/loss.md"});
+  // Several folders read as one, each result once even where folders overlap.
+  cli({"run", config, "--out", dir + "/more", "--shard", "0/2"});
+  cli({"table", dir + "/results", dir + "/more", dir + "/results", "--rows", "seed", "--out",
+       dir + "/both.md"});
+  CHECK_THAT(read_file(dir + "/both.md"), Catch::Contains("| 0 |") && Catch::Contains("| 1 |"));
+  cli({"table", dir + "/results", dir + "/results", "--out", dir + "/twice.md"});
+  CHECK_THAT(read_file(dir + "/twice.md"), Catch::Contains("n = 1 per cell"));
   CHECK_THAT(read_file(dir + "/loss.md"), Catch::Contains("| seed \\ split | run |"));
   CHECK_THROWS_WITH(cli({"table", dir + "/results", "--metric", "final_train_loss", "--at-step", "1"}),
                     Catch::Contains("field of the whole run"));
@@ -144,6 +151,7 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_FALSE(fs::exists(dir + "/bad"));
   CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/results", dir + "/nothing"}), Catch::Contains("'" + dir + "/nothing' is not a folder"));
   CHECK_NOTHROW(cli({"fisher", "4/6", "2/6"}));
   for (const char* bad : {"4/", "/6", "7/6", "4/0", "-1/6", "4x6", "4/6x"})
     CHECK_THROWS_WITH(cli({"fisher", bad, "2/6"}), Catch::Contains(std::string("count '") + bad + "'"));
