@@ -561,6 +561,12 @@ TEST_CASE("CUDA attention rejects unsupported shapes and small workspaces", "[cu
                                                          x.get(), x.get(), x.get(), rows.get(), nullptr, bws.get(),
                                                          nullptr),
                     Catch::Contains("the forward's workspace"));
+  cuda::StickBreakingCudaArgs<float> s{2, 10, 64, 1.f};  // stick-breaking without room for its saved row sums
+  CHECK_THROWS_WITH(cuda::stick_breaking_forward<float>(s, nullptr, cuda::Workspace{}, nullptr),
+                    Catch::Contains("saved row sums"));
+  CHECK_THROWS_WITH(cuda::stick_breaking_backward<float>(s, cuda::Workspace{}, nullptr, nullptr, nullptr, nullptr,
+                                                         cuda::Workspace{}, nullptr),
+                    Catch::Contains("saved row sums"));
 }
 
 }  // namespace pathbench
