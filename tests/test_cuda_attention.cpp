@@ -494,7 +494,7 @@ TEST_CASE("CUDA PaTH-FoX at the MQRAR head shape with sharp logits, strong forge
 // bf16 made each chunk's P = I − Wᵀ X W a 2.5× expansion and the bf16 output wrong by 140 %
 // (results/mqrar-nan-replays-h200); the kernels keep X as bf16 X_hi + X_lo. Measured on the H200
 // (79dea87): o, lse, dq, dk, dv within the usual 1 %; dw and dβ up to 5.6 %, from the backward's
-// rounding of Z = A⁻ᵀ dX to bf16 before −Z Xᵀ (a float64 emulation: 2–3 % from that alone, 0.3–0.6 %
+// rounding of Z = A⁻ᵀ dX to bf16 before −Z Xᵀ (scripts/path_backward_rounding.py: 2–3 % from that alone, 0.3–0.6 %
 // with Z kept as Z_hi + Z_lo too, as local b now does), so 2 % for those two. The kernels before the
 // X fix: o off by up to 390 %, dw and dβ by up to 2.9·10⁴ %.
 TEST_CASE("CUDA PaTH and PaTH-FoX over runs of one repeated token match float64 brute force", "[cuda]") {

@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (!kInPlace<S>) {
       mma_acc<BLayout::NK>(dga, zr, xlo.p, xlo.ld);
       // Z as bf16 Z_hi + Z_lo too: the operand rounds Z to bf16, and over a run of one repeated token
-      // that rounding alone put dβ 2–3 % and dw 1–3 % off (a float64 emulation of this product chain;
+      // that rounding alone put dβ 2–3 % and dw 1–3 % off (scripts/path_backward_rounding.py:
       // 0.3–0.6 % with Z_lo · X_hi added). Z_lo = Z − bf16(Z) is exact in fp32.
       float zlo[8][4];
 #pragma unroll
