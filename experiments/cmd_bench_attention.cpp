@@ -245,7 +245,7 @@ void add_bench_attention_command(CLI::App& app) {
   cmd->add_option("--encodings", opts->timing.encodings,
                   fmt::format("attention ops to time (default: every registered op with a GPU implementation: {})",
                               fmt::join(attention_op_names(), ", ")));
-  cmd->add_option("--shapes", opts->timing.shapes, "shapes BxTxHxD (default: the four anchors of docs/design.md §7)");
+  cmd->add_option("--shapes", opts->timing.shapes, "shapes BxTxHxD (default: the six anchors of docs/design.md §7)");
   cmd->add_option("--warmup", opts->timing.warmup, "untimed forward+backward passes")->check(integer_at_least(0));
   cmd->add_option("--repeats", opts->timing.repeats, "timed passes")->check(integer_at_least(1));
   cmd->add_option("--sets", opts->timing.sets, "input sets cycled through")->check(integer_at_least(1));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -23,6 +24,7 @@ struct TableCommandOptions {
   std::vector<std::string> dirs;
   TableOptions table;
   std::vector<std::string> where;
+  std::vector<int64_t> seeds;  // empty: every seed
   std::string out;
   int64_t at_step = 0;  // 0: final metrics
   std::optional<double> first_step;  // the threshold of --first-step
@@ -49,6 +51,10 @@ void table_command(TableCommandOptions o) {
   std::vector<std::string> unreadable;
   std::vector<json> results = results_in(o.dirs, unreadable);
   for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
+  if (!o.seeds.empty())
+    std::erase_if(results, [&](const json& r) {
+      return !r.contains("seed") || std::find(o.seeds.begin(), o.seeds.end(), r["seed"].get<int64_t>()) == o.seeds.end();
+    });
   if (results.empty())
     throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", fmt::join(o.dirs, "', '")));
   if (o.at_step > 0 && o.first_step) throw Error("--at-step and --first-step do not combine");
@@ -102,6 +108,10 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--split", o->table.split, "use only this eval split");
   cmd->add_option("--where", o->where, "keep results whose config key has this value: key=value; repeatable")
       ->allow_extra_args(false);
+  cmd->add_option("--seeds", o->seeds,
+                  "use only these seeds (comma-separated), e.g. the seeds every cell has, so that each cell "
+                  "rests on the same ones")
+      ->delimiter(',');
   cmd->add_option("--fewest", o->table.fewest, "config key (e.g. layers): show its fewest value passing --threshold");
   cmd->add_option("--threshold", o->table.threshold,
                   "with --fewest: the mean (or the seeds --over-seeds names) must be above this (below, for "

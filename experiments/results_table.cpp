@@ -374,7 +374,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     else
       left_out[r.value("status", "unknown")].push_back(r.value("id", "?") + "-" + r.value("hash", "?"));
   }
-  if (results.empty()) throw Error("no finished results to tabulate (check the folder and --where)");
+  if (results.empty()) throw Error("no finished results to tabulate (check the folder, --where and --seeds)");
 
   std::string metric = o.metric;
   std::set<std::string> primaries;

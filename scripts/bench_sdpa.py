@@ -57,7 +57,8 @@ def bench_shape(shape, warmup, repeats, sets):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--shapes", nargs="+", default=["8x2048x16x64", "4x4096x16x64", "2x8192x16x64", "4x4096x8x128"])
+    ap.add_argument("--shapes", nargs="+", default=["8x2048x16x64", "4x4096x16x64", "2x8192x16x64", "4x4096x8x128",
+                                                    "4x4096x64x16", "4x4096x32x32"])  # pathbench bench-attention's anchors
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--sets", type=int, default=3)

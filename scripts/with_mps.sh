@@ -3,7 +3,8 @@
 # kernels of several worker processes (`pathbench run --jobs N`) run at the same time instead of
 # taking turns. The daemon is private to this script (its pipe and log folders under /tmp), changes
 # no GPU setting, and is stopped when the command ends, however it ends. Without MPS on the machine
-# the command runs as it is, and the script says so.
+# the command runs as it is, and the script says so. Under MPS, killing one CUDA process mid-kernel
+# can fault the others (seen on an H200): stop a sweep with SIGTERM (its runs checkpoint), not SIGKILL.
 # Usage: scripts/with_mps.sh COMMAND [ARGS...]
 set -uo pipefail
 if ! command -v nvidia-cuda-mps-control > /dev/null; then
