@@ -51,12 +51,16 @@ void table_command(TableCommandOptions o) {
   std::vector<std::string> unreadable;
   std::vector<json> results = results_in(o.dirs, unreadable);
   for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
-  if (!o.seeds.empty())
+  if (results.empty())
+    throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", fmt::join(o.dirs, "', '")));
+  if (!o.seeds.empty()) {
     std::erase_if(results, [&](const json& r) {
       return !r.contains("seed") || std::find(o.seeds.begin(), o.seeds.end(), r["seed"].get<int64_t>()) == o.seeds.end();
     });
-  if (results.empty())
-    throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", fmt::join(o.dirs, "', '")));
+    if (results.empty())
+      throw Error(fmt::format("--seeds {}: no result of those seeds in '{}'", fmt::join(o.seeds, ","),
+                              fmt::join(o.dirs, "', '")));
+  }
   if (o.at_step > 0 && o.first_step) throw Error("--at-step and --first-step do not combine");
   if ((o.at_step > 0 || o.first_step) && is_run_metric(o.table.metric))
     throw Error(fmt::format("--metric {} is a field of the whole run, which the curve's evaluations do not hold "

@@ -141,6 +141,7 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_THAT(read_file(dir + "/twice.md"), Catch::Contains("n = 1 per cell"));
   cli({"table", dir + "/results", dir + "/more", "--rows", "seed", "--seeds", "0", "--out", dir + "/seed0.md"});
   CHECK_THAT(read_file(dir + "/seed0.md"), Catch::Contains("| 0 |") && !Catch::Contains("| 1 |"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/results", "--seeds", "7,8"}), Catch::Contains("--seeds 7,8: no result"));
   CHECK_THAT(read_file(dir + "/loss.md"), Catch::Contains("| seed \\ split | run |"));
   CHECK_THROWS_WITH(cli({"table", dir + "/results", "--metric", "final_train_loss", "--at-step", "1"}),
                     Catch::Contains("field of the whole run"));
