@@ -55,7 +55,8 @@ void table_command(TableCommandOptions o) {
     throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", fmt::join(o.dirs, "', '")));
   if (!o.seeds.empty()) {
     std::erase_if(results, [&](const json& r) {
-      return !r.contains("seed") || std::find(o.seeds.begin(), o.seeds.end(), r["seed"].get<int64_t>()) == o.seeds.end();
+      return !r.contains("seed") ||
+             std::find(o.seeds.begin(), o.seeds.end(), r["seed"].get<int64_t>()) == o.seeds.end();
     });
     if (results.empty())
       throw Error(fmt::format("--seeds {}: no result of those seeds in '{}'", fmt::join(o.seeds, ","),

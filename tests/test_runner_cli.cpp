@@ -132,6 +132,9 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   cli({"table", dir + "/results", "--rows", "seed", "--out", dir + "/table.md"});
   CHECK_THAT(read_file(dir + "/table.md"), Catch::Contains("| seed \\ split |") && Catch::Contains("| 1 |"));
   cli({"table", dir + "/results", "--rows", "seed", "--metric", "final_train_loss", "--out", dir + "/loss.md"});
+  CHECK_THAT(read_file(dir + "/loss.md"), Catch::Contains("| seed \\ split | run |"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/results", "--metric", "final_train_loss", "--at-step", "1"}),
+                    Catch::Contains("field of the whole run"));
   // Several folders read as one, each result once even where folders overlap.
   cli({"run", config, "--out", dir + "/more", "--shard", "0/2"});
   cli({"table", dir + "/results", dir + "/more", dir + "/results", "--rows", "seed", "--out",
@@ -142,9 +145,6 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   cli({"table", dir + "/results", dir + "/more", "--rows", "seed", "--seeds", "0", "--out", dir + "/seed0.md"});
   CHECK_THAT(read_file(dir + "/seed0.md"), Catch::Contains("| 0 |") && !Catch::Contains("| 1 |"));
   CHECK_THROWS_WITH(cli({"table", dir + "/results", "--seeds", "7,8"}), Catch::Contains("--seeds 7,8: no result"));
-  CHECK_THAT(read_file(dir + "/loss.md"), Catch::Contains("| seed \\ split | run |"));
-  CHECK_THROWS_WITH(cli({"table", dir + "/results", "--metric", "final_train_loss", "--at-step", "1"}),
-                    Catch::Contains("field of the whole run"));
   cli({"slurm", config, "--out", dir + "/job.sbatch", "--results", dir + "/results", "--set", "training.steps=3"});
   CHECK_THAT(read_file(dir + "/job.sbatch"), Catch::Contains("#SBATCH --array=0-1") &&
                                                  Catch::Contains("--set training.steps=3"));
@@ -154,7 +154,8 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_FALSE(fs::exists(dir + "/bad"));
   CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
-  CHECK_THROWS_WITH(cli({"table", dir + "/results", dir + "/nothing"}), Catch::Contains("'" + dir + "/nothing' is not a folder"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/results", dir + "/nothing"}),
+                    Catch::Contains("'" + dir + "/nothing' is not a folder"));
   CHECK_NOTHROW(cli({"fisher", "4/6", "2/6"}));
   for (const char* bad : {"4/", "/6", "7/6", "4/0", "-1/6", "4x6", "4/6x"})
     CHECK_THROWS_WITH(cli({"fisher", bad, "2/6"}), Catch::Contains(std::string("count '") + bad + "'"));
