@@ -417,18 +417,7 @@ __global__ void __launch_bounds__(kThreads)
     load_acc(zr, sm.z + r0 * ldf, ldf);
     zero(dga);
     mma_acc<BLayout::NK>(dga, zr, xs.p, xs.ld);
-    if constexpr (!kInPlace<S>) {
-      mma_acc<BLayout::NK>(dga, zr, xlo.p, xlo.ld);
-      // Z as bf16 Z_hi + Z_lo too: the operand rounds Z to bf16, and over a run of one repeated token
-      // that rounding alone put dβ 2–3 % and dw 1–3 % off (scripts/path_backward_rounding.py:
-      // 0.3–0.6 % with Z_lo · X_hi added). Z_lo = Z − bf16(Z) is exact in fp32.
-      float zlo[8][4];
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) zlo[n][e] = zr[n][e] - to_float(from_float<S>(zr[n][e]));
-      mma_acc<BLayout::NK>(dga, zlo, xs.p, xs.ld);
-    }
+    if constexpr (!kInPlace<S>) mma_acc<BLayout::NK>(dga, zr, xlo.p, xlo.ld);
   }
   mask_acc(dga, r0, [](int i, int j) { return j < i; });
   negate(dga);
