@@ -221,9 +221,9 @@ void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
   DeviceArray<S> dq_in(n), dk_in(n), dv_in(n), ddo(n), o(n), dq(n), dk(n), dv(n);
   dq_in.upload(q), dk_in.upload(k), dv_in.upload(v), ddo.upload(d_o);
   cuda::StickBreakingCudaArgs<S> a{sh.bh, sh.T, sh.D, float(scale), dq_in.get(), dk_in.get(), dv_in.get(), remainder};
-  cuda::stick_breaking_forward(a, o.get(), nullptr);
-  DeviceWorkspace ws(cuda::stick_breaking_backward_workspace_bytes(a));
-  cuda::stick_breaking_backward(a, o.get(), ddo.get(), dq.get(), dk.get(), dv.get(), ws.get(), nullptr);
+  DeviceWorkspace saved(cuda::stick_breaking_saved_bytes(a)), ws(cuda::stick_breaking_backward_workspace_bytes(a));
+  cuda::stick_breaking_forward(a, o.get(), saved.get(), nullptr);
+  cuda::stick_breaking_backward(a, saved.get(), ddo.get(), dq.get(), dk.get(), dv.get(), ws.get(), nullptr);
   CHECK_CLOSE("o", o.download(), o_ref);
   CHECK_CLOSE("dq", dq.download(), dq_ref);
   CHECK_CLOSE("dk", dk.download(), dk_ref);
@@ -449,6 +449,10 @@ TEST_CASE("CUDA stick-breaking attention matches float64 brute force", "[cuda]")
       check_sba<float>(sh, remainder, seed++);
       check_sba<bf16>(sh, remainder, seed++);
     }
+  // 32 key blocks: the backward's later-key sums start from each row's whole softplus sum S_i, which
+  // grows with T, so a long row checks that taking the blocks seen off S_i loses nothing.
+  check_sba<float>({1, 2000, 64}, true, seed++);
+  check_sba<bf16>({1, 2000, 64}, false, seed++);
 }
 
 TEST_CASE("CUDA PaTH and PaTH-FoX attention match float64 brute force", "[cuda]") {
@@ -561,6 +565,12 @@ TEST_CASE("CUDA attention rejects unsupported shapes and small workspaces", "[cu
                                                          x.get(), x.get(), x.get(), rows.get(), nullptr, bws.get(),
                                                          nullptr),
                     Catch::Contains("the forward's workspace"));
+  cuda::StickBreakingCudaArgs<float> s{2, 10, 64, 1.f};  // stick-breaking without room for its saved row sums
+  CHECK_THROWS_WITH(cuda::stick_breaking_forward<float>(s, nullptr, cuda::Workspace{}, nullptr),
+                    Catch::Contains("saved row sums"));
+  CHECK_THROWS_WITH(cuda::stick_breaking_backward<float>(s, cuda::Workspace{}, nullptr, nullptr, nullptr, nullptr,
+                                                         cuda::Workspace{}, nullptr),
+                    Catch::Contains("saved row sums"));
 }
 
 }  // namespace pathbench

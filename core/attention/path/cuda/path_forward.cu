@@ -143,6 +143,7 @@ __global__ void __launch_bounds__(kThreads)
     zero(m);
     mma_ss<BLayout::KN, false, 8, 4>(m, sm.xs + r0 * ldc, ldc, sm.sl, ldc);
     if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, false, 8, 4>(m, sm.mm + r0 * ldc, ldc, sm.sl, ldc);
+    __syncwarp();  // every lane's reads of those X_lo rows before any lane writes M over them
     store_acc(m, sm.mm + r0 * ldc, ldc);
     store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
   }

@@ -1,4 +1,5 @@
-// The `sba` (stick-breaking) encoding on the GPU: the fused log-space kernels of sba_kernels.h.
+// The `sba` (stick-breaking) encoding on the GPU: the fused log-space kernels of sba_kernels.h; owns
+// the row sums the forward keeps for the backward and the backward's workspace.
 #include "core/attention/cuda/gpu_encoding.h"
 #include "core/attention/sba/cuda/sba_kernels.h"
 
@@ -14,18 +15,20 @@ class StickBreakingEncoding : public PositionEncoding<S> {
 
   bool reserve(const AttentionDims& dims, Pass pass) override {
     dims_ = dims;
-    if (pass == Pass::forward) return false;
-    return workspace_.reserve(std::max<size_t>(1, stick_breaking_backward_workspace_bytes(args(nullptr, nullptr, nullptr))));
+    const StickBreakingCudaArgs<S> a = args(nullptr, nullptr, nullptr);
+    const bool moved = saved_.reserve(stick_breaking_saved_bytes(a));
+    if (pass == Pass::forward) return moved;
+    return moved | workspace_.reserve(std::max<size_t>(1, stick_breaking_backward_workspace_bytes(a)));
   }
 
   void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
-    stick_breaking_forward(args(in.q, in.k, in.v), o, ctx_.stream());
+    stick_breaking_forward(args(in.q, in.k, in.v), o, Workspace{saved_.data(), saved_.size()}, ctx_.stream());
   }
 
-  void backward(CudaParameters&, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+  void backward(CudaParameters&, const AttentionInputs<S>& in, const S*, const S* d_o, S* dq, S* dk, S* dv,
                 float*) override {
-    stick_breaking_backward(args(in.q, in.k, in.v), o, d_o, dq, dk, dv, Workspace{workspace_.data(), workspace_.size()},
-                            ctx_.stream());
+    stick_breaking_backward(args(in.q, in.k, in.v), Workspace{saved_.data(), saved_.size()}, d_o, dq, dk, dv,
+                            Workspace{workspace_.data(), workspace_.size()}, ctx_.stream());
   }
 
   OpCallTensors<S> op_call() const override {
@@ -44,6 +47,7 @@ class StickBreakingEncoding : public PositionEncoding<S> {
   const Context& ctx_;
   bool remainder_to_current_;
   AttentionDims dims_;
+  DeviceBuffer<char> saved_{"stick-breaking row softplus sums"};  // [2, BH, T] floats, forward → backward
   DeviceBuffer<char> workspace_{"stick-breaking backward workspace"};
 };
 

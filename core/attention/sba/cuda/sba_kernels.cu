@@ -1,13 +1,14 @@
-// Stick-breaking attention, CUDA. One block per 64 query rows scans key blocks from the diagonal
-// leftwards; inside a block the softplus terms of the keys to the right of each key come from a
-// suffix sum across the row (registers and quad shuffles), the keys of blocks already seen from a
-// running carry. Backward rescans the same way (math in sba_kernels.h):
+// Stick-breaking attention, CUDA. One block per 64 query rows. The forward scans key blocks from
+// the diagonal leftwards; inside a block the softplus terms of the keys to the right of each key come
+// from a suffix sum across the row (registers and quad shuffles), the keys of blocks already seen
+// from a running carry; it keeps each row's whole softplus sum S_i for the backward, as a float pair
+// (hi + lo, compensated summation). The backward is one pass from key 0 rightwards (math in
+// sba_kernels.h):
 //   g_ij = a_ij·(dO_i·v_j − r·dO_i·v_i),  dz_ij = g_ij·σ(−z_ij) − σ(z_ij)·Σ_{j'<j} g_ij',
-// with Σ_{j'<j} g_ij' = G_i − Σ_{j'≥j} g_ij' (r = 1 when the remainder goes to the current token).
-// G_i = Σ_j g_ij comes from a first pass of the same kernel that only sums g with the very
-// arithmetic of the second, so the difference never loses more than fp32 rounding (taking
-// G_i = dO_i·(o_i − r·v_i) from a stored o would not: its products used bf16-rounded weights).
-// dq stays in registers; dk, dv are accumulated with atomics.
+// so the sum over earlier keys is a running carry plus a prefix sum inside the block, and a_ij's sum
+// over later keys is the block's suffix sum plus what S_i leaves after the blocks seen so far
+// (kept as a float pair, so the subtraction loses nothing that matters). r = 1 when the remainder
+// goes to the current token. dq stays in registers; dk, dv are accumulated with atomics.
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/sba/cuda/sba_kernels.h"
 
@@ -39,32 +40,44 @@ __device__ __forceinline__ SigmoidTerms sigmoid_terms(float z) {
   return {fminf(z, 0.f) - l1, fmaxf(z, 0.f) + l1, z >= 0.f ? 1.f / (1.f + e) : e / (1.f + e)};
 }
 
-// For each of the thread's two rows: out = Σ of v over the columns to the right (exclusive suffix
-// sum within the 64 columns of the block, across the quad); total = the row's sum.
-__device__ __forceinline__ void row_suffix_sums(const float (&v)[8][4], float (&out)[8][4], float (&total)[2]) {
+// For each of the thread's two rows, an exclusive sum across the 64 columns of the block (the quad's
+// threads hold columns 2t, 2t+1 of each 8-column tile): out = Σ of v over the columns to the right
+// (kSuffix) or to the left; total = the row's sum.
+template <bool kSuffix>
+__device__ __forceinline__ void row_exclusive_sums(const float (&v)[8][4], float (&out)[8][4], float (&total)[2]) {
   const int t = lane_id() % 4, quad = lane_id() & ~3;
+  constexpr int near = kSuffix ? 1 : 0;  // of the thread's two columns, the one nearer the sum's start
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float right = 0.f;  // sum of the tiles to the right
+    float passed = 0.f;  // sum of the tiles already passed
 #pragma unroll
-    for (int n = 7; n >= 0; --n) {
+    for (int step = 0; step < 8; ++step) {
+      const int n = kSuffix ? 7 - step : step;
       const float pair = v[n][2 * r] + v[n][2 * r + 1];
-      float x = pair, y = __shfl_down_sync(kFullMask, x, 1);
-      if (t < 3) x += y;
-      y = __shfl_down_sync(kFullMask, x, 2);
-      if (t < 2) x += y;  // x = Σ_{t' ≥ t} pair_t'
-      const float tile_total = __shfl_sync(kFullMask, x, quad);
-      const float after = right + x - pair;  // columns of the threads to the right and later tiles
-      out[n][2 * r + 1] = after;
-      out[n][2 * r] = after + v[n][2 * r + 1];
-      right += tile_total;
+      float x = pair, y = kSuffix ? __shfl_down_sync(kFullMask, x, 1) : __shfl_up_sync(kFullMask, x, 1);
+      if (kSuffix ? t < 3 : t >= 1) x += y;
+      y = kSuffix ? __shfl_down_sync(kFullMask, x, 2) : __shfl_up_sync(kFullMask, x, 2);
+      if (kSuffix ? t < 2 : t >= 2) x += y;  // x = the pairs of this thread and those before it in the scan
+      const float tile_total = __shfl_sync(kFullMask, x, kSuffix ? quad : quad + 3);
+      const float outer = passed + x - pair;  // the quad's threads before this one and the tiles passed
+      out[n][2 * r + near] = outer;
+      out[n][2 * r + 1 - near] = outer + v[n][2 * r + near];
+      passed += tile_total;
     }
-    total[r] = right;
+    total[r] = passed;
   }
 }
 
+// hi + lo ← hi + lo + x with the rounding error of hi + x kept in lo (Knuth's two-sum).
+__device__ __forceinline__ void add_compensated(float& hi, float& lo, float x) {
+  const float s = __fadd_rn(hi, x), xs = __fsub_rn(s, hi);
+  lo += __fadd_rn(__fsub_rn(hi, __fsub_rn(s, xs)), __fsub_rn(x, xs));
+  hi = s;
+}
+
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, S* o) {
+__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, S* o, float* totals_hi,
+                                                                float* totals_lo) {
   using L = SbaLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -88,7 +101,7 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
   issue(0);
   cp_async_commit();
 
-  float carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float carry[2] = {0.f, 0.f}, carry_lo[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
   float acc_o[NTD][4];
   zero(acc_o);
   for (int it = 0; it <= qb; ++it) {
@@ -110,7 +123,7 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
         sp[n][e] = visible ? st_.softplus : 0.f;
         z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
       }
-    row_suffix_sums(sp, after, total);
+    row_exclusive_sums<true>(sp, after, total);
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
@@ -119,11 +132,13 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
         z[n][e] = av;
         mass[e >> 1] += av;
       }
-    carry[0] += total[0];
-    carry[1] += total[1];
+    add_compensated(carry[0], carry_lo[0], total[0]);
+    add_compensated(carry[1], carry_lo[1], total[1]);
     mma_acc<BLayout::KN>(acc_o, z, sv + st * L::tile, ld);
   }
   const int row0 = q0 + 16 * w;
+  store_row_pair(totals_hi + base + row0, carry, T - row0);
+  store_row_pair(totals_lo + base + row0, carry_lo, T - row0);
   if (a.remainder_to_current) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -141,11 +156,11 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
 }
 
-// kTotals: the first pass, writing G_i to g_rows [BH, T]; otherwise the second, reading them and
-// producing dq and (atomically, into zeroed fp32 dk_acc, dv_acc) dk, dv.
-template <typename S, int D, bool kTotals>
-__global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCudaArgs<S> a, const S* d_o, float* g_rows,
-                                                                 S* dq, float* dk_acc, float* dv_acc) {
+// One pass over key blocks 0 … qb: dq in registers; dk, dv atomically into zeroed fp32 dk_acc, dv_acc.
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCudaArgs<S> a, const float* totals_hi,
+                                                                 const float* totals_lo, const S* d_o, S* dq,
+                                                                 float* dk_acc, float* dv_acc) {
   using L = SbaLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::backward_stages;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -165,7 +180,7 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   const float rem = a.remainder_to_current ? 1.f : 0.f;
 
   auto issue = [&](int it) {
-    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    const int st = it % kStages, k0 = it * kChunk;
     load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
     load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
   };
@@ -174,8 +189,9 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   issue(0);
   cp_async_commit();
 
-  // Per row: dO_i·v_i (each thread of the quad taking every 4th column) and, in the second pass, G_i.
-  float g_total[2] = {0.f, 0.f}, do_v[2];
+  // Per row: dO_i·v_i (each thread of the quad taking every 4th column) and the softplus sum of the
+  // keys not yet scanned, S_i at the start (a float pair).
+  float do_v[2], later[2] = {0.f, 0.f}, later_lo[2] = {0.f, 0.f};
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int i = row0 + acc_row(2 * r);
@@ -183,12 +199,13 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
     if (i < T) {
       for (int c = lane_id() % 4; c < D; c += 4)
         gv += to_float(d_o[(base + i) * D + c]) * to_float(v[int64_t(i) * D + c]);
-      if (!kTotals) g_total[r] = g_rows[base + i];
+      later[r] = totals_hi[base + i];
+      later_lo[r] = totals_lo[base + i];
     }
     do_v[r] = quad_sum(gv);
   }
 
-  float carry[2] = {0.f, 0.f}, g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};  // Σ g and Σ a over the keys scanned
   float acc_dq[NTD][4];
   zero(acc_dq);
   for (int it = 0; it <= qb; ++it) {
@@ -198,7 +215,7 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
       if (it < qb) issue(it + 1);
       cp_async_commit();
     }
-    const int st = it % kStages, k0 = (qb - it) * kChunk;
+    const int st = it % kStages, k0 = it * kChunk;
     const S* tk = sk + st * L::tile;
     float z[8][4], dpv[8][4], sp[8][4], sig[8][4], after[8][4], total[2];
     zero(z);
@@ -216,60 +233,59 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
         z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
         sig[n][e] = st_.sigmoid;
       }
-    row_suffix_sums(sp, after, total);
+    row_exclusive_sums<true>(sp, after, total);
+    // later ← the softplus sum of the blocks right of this one.
+    float right[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      add_compensated(later[r], later_lo[r], -total[r]);
+      right[r] = later[r] + later_lo[r];
+    }
     // z ← a, dpv ← g.
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float av = expf(z[n][e] - after[n][e] - carry[e >> 1]);
+        const float av = expf(z[n][e] - after[n][e] - right[e >> 1]);
         z[n][e] = av;
         mass[e >> 1] += av;
         dpv[n][e] = av * (dpv[n][e] - rem * do_v[e >> 1]);
       }
-    carry[0] += total[0];
-    carry[1] += total[1];
-    row_suffix_sums(dpv, after, total);
+    row_exclusive_sums<false>(dpv, after, total);
     // sp ← dz.
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
-        const float before = g_total[e >> 1] - (after[n][e] + dpv[n][e] + g_carry[e >> 1]);
+        const float before = g_carry[e >> 1] + after[n][e];
         sp[n][e] = j <= i && i < T ? dpv[n][e] * (1.f - sig[n][e]) - sig[n][e] * before : 0.f;
       }
     g_carry[0] += total[0];
     g_carry[1] += total[1];
-    if constexpr (!kTotals) {  // the first pass only sums g
-      mma_acc<BLayout::KN>(acc_dq, sp, tk, ld);
-      store_acc(z, sa + 16 * w * lds, lds);
-      store_acc(sp, sdz + 16 * w * lds, lds);
-      __syncthreads();
-      // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO.
-      const int key0 = k0 + 16 * w;
-      {
-        float acc[NTD][4];
-        zero(acc);
-        mma_ss<BLayout::KN, true, NTD, 4>(acc, sdz + 16 * w, lds, sq, ld);
-        atomic_add_acc(acc, dk_acc + (base + key0) * D, D, T - key0, a.scale);
-      }
-      {
-        float acc[NTD][4];
-        zero(acc);
-        mma_ss<BLayout::KN, true, NTD, 4>(acc, sa + 16 * w, lds, sdo, ld);
-        atomic_add_acc(acc, dv_acc + (base + key0) * D, D, T - key0);
-      }
+    mma_acc<BLayout::KN>(acc_dq, sp, tk, ld);
+    store_acc(z, sa + 16 * w * lds, lds);
+    store_acc(sp, sdz + 16 * w * lds, lds);
+    __syncthreads();
+    // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO.
+    const int key0 = k0 + 16 * w;
+    {
+      float acc[NTD][4];
+      zero(acc);
+      mma_ss<BLayout::KN, true, NTD, 4>(acc, sdz + 16 * w, lds, sq, ld);
+      atomic_add_acc(acc, dk_acc + (base + key0) * D, D, T - key0, a.scale);
+    }
+    {
+      float acc[NTD][4];
+      zero(acc);
+      mma_ss<BLayout::KN, true, NTD, 4>(acc, sa + 16 * w, lds, sdo, ld);
+      atomic_add_acc(acc, dv_acc + (base + key0) * D, D, T - key0);
     }
     if constexpr (kStages == 1) {
       __syncthreads();
       if (it < qb) issue(it + 1);
       cp_async_commit();
     }
-  }
-  if constexpr (kTotals) {
-    store_row_pair(g_rows + base + row0, g_carry, T - row0);
-    return;
   }
   store_acc(acc_dq, dq + (base + row0) * D, D, T - row0, a.scale);
   if (a.remainder_to_current) {
@@ -283,28 +299,43 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   }
 }
 
-// G_i per row [BH, T]; for bf16 storage also fp32 accumulators for dk and dv ([BH, T, D] each).
+// For bf16 storage, fp32 accumulators for dk and dv ([BH, T, D] each); none for fp32 (dk, dv
+// accumulate in place).
 struct SbaWorkspace {
-  float *g_rows, *dk_acc, *dv_acc;  // dk_acc, dv_acc: null for fp32 (dk, dv accumulate in place)
+  float *dk_acc, *dv_acc;
   size_t bytes;
 };
 template <typename S>
 SbaWorkspace carve_workspace(void* base, const StickBreakingCudaArgs<S>& a) {
   WorkspaceCarver c(base);  // 256-byte pieces: the vector atomics need 16-byte alignment
-  const int64_t rows = a.batch_heads * a.length, n = std::is_same_v<S, float> ? 0 : rows * a.head_dim;
-  SbaWorkspace w{c.take<float>(rows), n ? c.take<float>(n) : nullptr, n ? c.take<float>(n) : nullptr, 0};
+  const int64_t n = std::is_same_v<S, float> ? 0 : a.batch_heads * a.length * a.head_dim;
+  SbaWorkspace w{n ? c.take<float>(n) : nullptr, n ? c.take<float>(n) : nullptr, 0};
   w.bytes = c.bytes();
   return w;
+}
+
+// The saved row sums S_i: hi at [0, BH·T), lo at [BH·T, 2·BH·T).
+template <typename S>
+int64_t saved_rows(const StickBreakingCudaArgs<S>& a) {
+  return a.batch_heads * a.length;
 }
 
 }  // namespace
 
 template <typename S>
-void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_t stream) {
+size_t stick_breaking_saved_bytes(const StickBreakingCudaArgs<S>& a) {
+  return size_t(2 * saved_rows(a)) * sizeof(float);
+}
+
+template <typename S>
+void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, Workspace saved, cudaStream_t stream) {
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_forward (cuda)");
+  check_workspace(saved, stick_breaking_saved_bytes(a), "stick_breaking_forward (cuda) saved row sums");
+  float* totals = static_cast<float*>(saved.data);
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(sba_forward_kernel<S, D>, grid, SbaLayout<S, D>::forward_bytes, stream, "sba_forward_kernel", a, o);
+    launch_kernel(sba_forward_kernel<S, D>, grid, SbaLayout<S, D>::forward_bytes, stream, "sba_forward_kernel", a, o,
+                  totals, totals + saved_rows(a));
   });
 }
 
@@ -314,14 +345,15 @@ size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a
 }
 
 template <typename S>
-void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, Workspace saved, const S* d_o, S* dq, S* dk, S* dv,
                              Workspace ws, cudaStream_t stream) {
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_backward (cuda)");
+  check_workspace(saved, stick_breaking_saved_bytes(a), "stick_breaking_backward (cuda) saved row sums");
   check_workspace(ws, stick_breaking_backward_workspace_bytes(a), "stick_breaking_backward (cuda)");
   const int64_t n = a.batch_heads * a.length * a.head_dim;
   constexpr bool staged = !std::is_same_v<S, float>;
   const SbaWorkspace w = carve_workspace(ws.data, a);
-  float* g_rows = w.g_rows;
+  const float* totals = static_cast<const float*>(saved.data);
   float* dk_acc = staged ? w.dk_acc : reinterpret_cast<float*>(dk);
   float* dv_acc = staged ? w.dv_acc : reinterpret_cast<float*>(dv);
   check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
@@ -329,24 +361,21 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, cons
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     using L = SbaLayout<S, D>;
-    const size_t smem = L::backward_bytes(L::backward_stages);
-    launch_kernel(sba_backward_kernel<S, D, true>, grid, smem, stream, "sba_backward_kernel (totals)", a, d_o, g_rows,
-                  dq, dk_acc, dv_acc);
-    launch_kernel(sba_backward_kernel<S, D, false>, grid, smem, stream, "sba_backward_kernel", a, d_o, g_rows, dq,
-                  dk_acc, dv_acc);
+    launch_kernel(sba_backward_kernel<S, D>, grid, L::backward_bytes(L::backward_stages), stream,
+                  "sba_backward_kernel", a, totals, totals + saved_rows(a), d_o, dq, dk_acc, dv_acc);
   });
   if (staged) {
     detail::convert_from_float(dk_acc, dk, n, stream);
     detail::convert_from_float(dv_acc, dv, n, stream);
   }
-  (void)o;  // the weights are recomputed; o is part of the interface (as on the CPU)
 }
 
 #define PATHBENCH_INSTANTIATE(S)                                                                                    \
-  template void stick_breaking_forward<S>(const StickBreakingCudaArgs<S>&, S*, cudaStream_t);                      \
+  template size_t stick_breaking_saved_bytes<S>(const StickBreakingCudaArgs<S>&);                               \
+  template void stick_breaking_forward<S>(const StickBreakingCudaArgs<S>&, S*, Workspace, cudaStream_t);           \
   template size_t stick_breaking_backward_workspace_bytes<S>(const StickBreakingCudaArgs<S>&);                     \
-  template void stick_breaking_backward<S>(const StickBreakingCudaArgs<S>&, const S*, const S*, S*, S*, S*, Workspace, \
-                                           cudaStream_t);
+  template void stick_breaking_backward<S>(const StickBreakingCudaArgs<S>&, Workspace, const S*, S*, S*, S*,       \
+                                           Workspace, cudaStream_t);
 PATHBENCH_INSTANTIATE(float)
 PATHBENCH_INSTANTIATE(bf16)
 #undef PATHBENCH_INSTANTIATE

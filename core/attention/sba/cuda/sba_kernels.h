@@ -1,7 +1,8 @@
 // CUDA twin of sba.h: stick-breaking attention (no softmax), in log space and online:
 // log a_ij = log σ(z_ij) − Σ_{j<l≤i} softplus(z_il), z = s·q_i·k_j, o_i = Σ_j a_ij v_j (+ the
-// remainder (1 − Σ_j a_ij)·v_i when remainder_to_current). Keys are scanned from the diagonal
-// leftwards, so the sum of softplus terms is a running carry; nothing of size T×T is stored.
+// remainder (1 − Σ_j a_ij)·v_i when remainder_to_current). The forward scans keys from the diagonal
+// leftwards, so the sum of softplus terms is a running carry; it keeps each row's whole sum, with
+// which the backward scans keys rightwards in one pass; nothing of size T×T is stored.
 // Conventions (storage types, device pointers, workspace): kernel_common.h.
 #pragma once
 #include "core/attention/cuda/kernel_common.h"
@@ -20,17 +21,21 @@ struct StickBreakingCudaArgs {
   bool remainder_to_current = false;
 };
 
-// o: [BH, T, D].
+// What the forward keeps for the backward (`saved`): each row's S_i = Σ_{j≤i} softplus(z_ij) as a
+// float pair hi + lo, [2, BH, T] floats.
 template <typename S>
-void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, cudaStream_t stream);
+size_t stick_breaking_saved_bytes(const StickBreakingCudaArgs<S>& a);
+
+// o: [BH, T, D]; saved: written.
+template <typename S>
+void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, Workspace saved, cudaStream_t stream);
 
 template <typename S>
 size_t stick_breaking_backward_workspace_bytes(const StickBreakingCudaArgs<S>& a);
 
-// dq, dk, dv: [BH, T, D] (overwritten). The weights are recomputed; o is not read (it is part of the
-// interface, as on the CPU).
+// saved: the forward's, read; dq, dk, dv: [BH, T, D] (overwritten). The weights are recomputed.
 template <typename S>
-void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, const S* o, const S* d_o, S* dq, S* dk, S* dv,
+void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, Workspace saved, const S* d_o, S* dq, S* dk, S* dv,
                              Workspace ws, cudaStream_t stream);
 
 }  // namespace pathbench::cuda
