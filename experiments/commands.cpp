@@ -14,6 +14,7 @@ void add_commands(CLI::App& app) {
   add_sample_command(app);
   add_fisher_command(app);
   add_power_command(app);
+  add_count_ceiling_command(app);
   add_op_command(app);
   add_generate_command(app);
   add_replay_command(app);

@@ -20,6 +20,7 @@ void add_generate_command(CLI::App& app);
 void add_bench_attention_command(CLI::App& app);
 void add_power_command(CLI::App& app);
 void add_fisher_command(CLI::App& app);
+void add_count_ceiling_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 
 }  // namespace pathbench

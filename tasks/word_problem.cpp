@@ -15,6 +15,7 @@
 #include "tasks/split_config.h"
 #include "tasks/tally_metrics.h"
 #include "tasks/task_list.h"
+#include "tasks/word_generators.h"
 
 namespace pathbench {
 
@@ -31,7 +32,7 @@ class WordProblem : public SizedTask {
     if (group_.order() < 2)
       throw Error(fmt::format("{}: key 'group' has value \"{}\" (the trivial group has no word problem)", where,
                               group_.name()));
-    parse_generators(o["generators"], where);
+    generators_ = parse_word_generators(group_, o["generators"], where);
     index_generators();
     if (decision_) {
       for (int g : generators_) vocabulary_.symbols.push_back(group_.symbol(g));
@@ -63,24 +64,6 @@ class WordProblem : public SizedTask {
   bool higher_is_better() const override { return true; }
 
  private:
-  void parse_generators(const json& list, const std::string& where) {
-    if (list.empty()) {
-      for (int g = 0; g < group_.order(); ++g) generators_.push_back(g);
-      return;
-    }
-    for (const auto& item : list) {
-      const std::string text = item.get<std::string>();
-      std::optional<int> g = group_.parse_element(text);
-      if (!g)
-        throw Error(fmt::format("{}: key 'generators' has value \"{}\", not an element of {} (give its symbol, e.g. "
-                                "\"{}\", or cycles over points 0..{}, e.g. \"(0 1)\")",
-                                where, text, group_.name(), group_.symbol(group_.order() - 1), group_.degree() - 1));
-      if (std::count(generators_.begin(), generators_.end(), *g))
-        throw Error(fmt::format("{}: key 'generators' lists \"{}\" twice", where, text));
-      generators_.push_back(*g);
-    }
-  }
-
   void index_generators() {
     generator_token_.assign(group_.order(), -1);
     for (size_t i = 0; i < generators_.size(); ++i) generator_token_[generators_[i]] = int32_t(i);

@@ -313,6 +313,25 @@ TEST_CASE("sample takes a run config, and generate reads a run's checkpoint in t
   CHECK(generated["generated_text"].is_string());
 }
 
+TEST_CASE("count-ceiling prints a decision word problem's count-only accuracy per length, or fails", "[runner]") {
+  const std::string pilot = std::string(PATHBENCH_SOURCE_DIR) + "/configs/pilots/a5_decision.json";
+  const ProcessResult table = run_process({PATHBENCH_PROGRAM, "count-ceiling", pilot, "--lengths", "2", "4"}, true);
+  CHECK(table.exit_code == 0);
+  // At 2 letters a word is the identity exactly when its letters are a 3-cycle and its inverse.
+  CHECK_THAT(table.output, Catch::StartsWith("word_problem A5, generators (0 1 2), (0 2 1), (0 1 3), (0 3 1), "
+                                             "(0 1 4), (0 4 1), balanced:") &&
+                               Catch::Contains("| length | count-only accuracy |\n|---|---|\n| 2 | 100% |\n| 4 | "));
+  const std::string tagging = R"({"name": "word_problem", "mode": "tagging"})", flipflop = R"({"name": "flipflop"})";
+  for (const std::string& task : {tagging, flipflop}) {
+    INFO(task);
+    const ProcessResult refused = run_process({PATHBENCH_PROGRAM, "count-ceiling", task}, true);
+    CHECK(refused.exit_code == 1);
+    CHECK(refused.output.empty());
+  }
+  CHECK_THROWS_WITH(cli({"count-ceiling", tagging}), Catch::Contains("decision mode, not mode \"tagging\""));
+  CHECK_THROWS_WITH(cli({"count-ceiling", flipflop}), Catch::Contains("not task 'flipflop'"));
+}
+
 TEST_CASE("unreadable result files are named and counted, never silently dropped", "[runner]") {
   const std::string dir = fresh_temp_dir("cli-unreadable");
   const std::string config = dir + "/flip.json";
