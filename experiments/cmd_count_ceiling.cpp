@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -44,17 +45,28 @@ void run_count_ceiling(const CountCeilingOptions& o) {
     for (const auto& [split, split_lengths] : options["eval_splits"].items())
       for (const auto& length : split_lengths) lengths.insert(length.get<int64_t>());
 
-  // Longest first: a length beyond the computation's limits fails before any work, and prints no table.
-  std::map<int64_t, double> accuracies;
-  for (auto length = lengths.rbegin(); length != lengths.rend(); ++length)
-    accuracies[*length] = count_only_decision_accuracy(group, generators, *length, balanced);
+  // Longest first: a length asked for with --lengths that is beyond the computation's limits fails
+  // before any work and prints no table; of the split lengths, those beyond the limits are marked.
+  std::map<int64_t, std::optional<double>> accuracies;
+  std::string beyond;
+  for (auto length = lengths.rbegin(); length != lengths.rend(); ++length) {
+    try {
+      accuracies[*length] = count_only_decision_accuracy(group, generators, *length, balanced);
+    } catch (const Error& e) {
+      if (!o.lengths.empty()) throw;
+      accuracies[*length] = std::nullopt;
+      if (beyond.empty()) beyond = e.what();
+    }
+  }
   const auto named = options["generators"].get<std::vector<std::string>>();
   fmt::print("word_problem {}, generators {}, {}: the best accuracy from the letter counts alone (Bayes-optimal, "
              "order ignored)\n\n| length | count-only accuracy |\n|---|---|\n",
              group.name(),
              named.empty() ? fmt::format("every element ({})", group.order()) : fmt::format("{}", fmt::join(named, ", ")),
              balanced ? "balanced" : "unbalanced (uniform words)");
-  for (const auto& [length, accuracy] : accuracies) fmt::print("| {} | {:.3g}% |\n", length, 100 * accuracy);
+  for (const auto& [length, accuracy] : accuracies)
+    fmt::print("| {} | {} |\n", length, accuracy ? fmt::format("{:.3g}%", 100 * *accuracy) : "—");
+  if (!beyond.empty()) fmt::print("\n—: beyond what this computation takes; the longest such: {}\n", beyond);
 }
 
 }  // namespace
@@ -65,7 +77,8 @@ void add_count_ceiling_command(CLI::App& app) {
       "count-ceiling", "decision word problems: the best accuracy from letter counts alone (order ignored), per length");
   cmd->add_option("task", o->config, "task config: JSON ({\"name\": \"word_problem\", ...}) or a file holding it")
       ->required();
-  cmd->add_option("--lengths", o->lengths, "word lengths (default: every length of the task's evaluation splits)")
+  cmd->add_option("--lengths", o->lengths, "word lengths (default: every length of the task's evaluation splits, those beyond the computation's limits "
+                 "marked —)")
       ->check(CLI::Range(int64_t(1), kMaxTaskLength));
   cmd->callback([o]() { run_count_ceiling(*o); });
 }

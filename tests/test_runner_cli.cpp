@@ -321,6 +321,15 @@ TEST_CASE("count-ceiling prints a decision word problem's count-only accuracy pe
   CHECK_THAT(table.output, Catch::StartsWith("word_problem A5, generators (0 1 2), (0 2 1), (0 1 3), (0 3 1), "
                                              "(0 1 4), (0 4 1), balanced:") &&
                                Catch::Contains("| length | count-only accuracy |\n|---|---|\n| 2 | 100% |\n| 4 | "));
+  // Without --lengths, the split lengths beyond the computation's limits are marked, not refused.
+  const std::string split_lengths = R"json({"name": "word_problem", "mode": "decision", "generators": ["(0 1 2)",
+      "(0 2 1)", "(0 1 3)", "(0 3 1)", "(0 1 4)", "(0 4 1)"], "eval_splits": {"short": [4], "long": [64]}})json";
+  const ProcessResult marked = run_process({PATHBENCH_PROGRAM, "count-ceiling", split_lengths}, true);
+  CHECK(marked.exit_code == 0);
+  CHECK_THAT(marked.output, Catch::Contains("| 4 | 98% |\n| 64 | — |\n") &&
+                                Catch::Contains("—: beyond what this computation takes; the longest such: "
+                                                "count-only accuracy at length 64"));
+  CHECK_THROWS_WITH(cli({"count-ceiling", split_lengths, "--lengths", "4", "64"}), Catch::Contains("at length 64"));
   const std::string tagging = R"({"name": "word_problem", "mode": "tagging"})", flipflop = R"({"name": "flipflop"})";
   for (const std::string& task : {tagging, flipflop}) {
     INFO(task);
