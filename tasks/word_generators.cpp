@@ -26,6 +26,10 @@ std::vector<int> parse_word_generators(const FiniteGroup& group, const json& lis
       throw Error(fmt::format("{}: key 'generators' lists \"{}\" twice", where, text));
     generators.push_back(*g);
   }
+  if (generators.size() == 1)
+    throw Error(fmt::format("{}: key 'generators' lists one element (\"{}\"): every word of a length would be the same "
+                            "word, so no held-out word could differ from the training ones; give two or more",
+                            where, list[0].get<std::string>()));
   return generators;
 }
 

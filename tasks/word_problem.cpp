@@ -189,7 +189,8 @@ TaskInfo word_problem_task() {
            {"mode", OptionType::String, "tagging", "tagging: label every prefix product; decision: is the word the identity?",
             {}, {}, {"tagging", "decision"}},
            {"generators", OptionType::StringList, json::array(),
-            "letters of the words as element symbols or cycles, e.g. [\"(0 1 2)\", \"(0 2 1)\"]; empty: every element"},
+            "letters of the words as element symbols or cycles, two or more, e.g. [\"(0 1 2)\", \"(0 2 1)\"]; empty: "
+            "every element"},
            {"balanced", OptionType::Bool, true, "decision mode: half the words equal the identity (where possible)"},
            {"bos", OptionType::Bool, true, "start every sequence with an unscored <bos> token"},
            {"train_min_length", OptionType::Int, 1, "shortest training word", 1, double(kMaxTaskLength)},

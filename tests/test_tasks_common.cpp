@@ -266,6 +266,7 @@ TEST_CASE("invalid task configs are rejected naming the key and value", "[tasks]
   rejected({{"name", "word_problem"}, {"group", "Z1"}}, "group", "Z1");
   rejected({{"name", "word_problem"}, {"generators", {"(0 1)"}}}, "generators", "(0 1)");
   rejected({{"name", "word_problem"}, {"generators", {"(0 1 2)", "12034"}}}, "generators", "12034");
+  rejected({{"name", "word_problem"}, {"generators", {"(0 1 2)"}}}, "generators", "one element");
   rejected({{"name", "word_problem"}, {"mode", "guess"}}, "mode", "guess");
   rejected({{"name", "word_problem"}, {"train_min_length", 0}}, "train_min_length", "0");
   rejected({{"name", "word_problem"}, {"train_min_length", 9}, {"train_max_length", 8}}, "train_max_length", "8");
