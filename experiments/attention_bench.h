@@ -11,7 +11,8 @@ namespace pathbench {
 
 struct AttentionBenchOptions {
   std::vector<std::string> encodings;  // registered attention ops (empty: every one with a GPU implementation)
-  // The anchors: head dim 64 at three lengths, 128, and the small head dims 16 and 32 (H·D = 1,024 throughout).
+  // The anchors: head dim 64 at three lengths, 128, and the small head dims 16 and 32 (H·D = 1,024 throughout);
+  // scripts/bench_sdpa.py times the same shapes, asking `bench-attention --list-shapes`.
   std::vector<std::string> shapes = {"8x2048x16x64", "4x4096x16x64",  "2x8192x16x64",
                                      "4x4096x8x128", "4x4096x64x16", "4x4096x32x32"};
   int warmup = 5, repeats = 30, sets = 3;

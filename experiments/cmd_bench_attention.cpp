@@ -38,6 +38,7 @@ namespace {
 struct BenchAttentionOptions {
   AttentionBenchOptions timing;
   std::string out = "bench-attention.json";
+  bool list_shapes = false;  // print the shapes (the anchors unless --shapes) one per line; time nothing
 };
 
 struct BenchShape {
@@ -229,6 +230,10 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
 namespace {
 
 void run_bench_attention(const BenchAttentionOptions& o) {
+  if (o.list_shapes) {  // what scripts/bench_sdpa.py times beside us; needs no GPU
+    for (const std::string& shape : o.timing.shapes) fmt::print("{}\n", shape);
+    return;
+  }
   const json git = source_git_state();  // before timing: a bad PATHBENCH_GIT_COMMIT fails at once
   json doc = time_attention_kernels(o.timing);
   doc["git"] = git;
@@ -253,6 +258,8 @@ void add_bench_attention_command(CLI::App& app) {
                   "chunks per span of the PaTH backward (0: its own choice, about an eighth of the chunks)")
       ->check(integer_at_least(0));
   cmd->add_option("--out", opts->out, "JSON output file");
+  cmd->add_flag("--list-shapes", opts->list_shapes,
+                "print the shapes that would be timed, one BxTxHxD per line, and time nothing (no GPU needed)");
   cmd->callback([opts]() { run_bench_attention(*opts); });
 }
 

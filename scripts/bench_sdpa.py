@@ -2,11 +2,13 @@
 """Times PyTorch's scaled_dot_product_attention (flash backend, causal, bf16) at the attention
 benchmark's shapes, forward and forward+backward, with CUDA events: warm-up, then many repeats
 cycling through several input sets; medians to a JSON file, a table to stdout. Run it beside
-`pathbench bench-attention` on the same GPU so the ratio is measured in one run."""
+`pathbench bench-attention` on the same GPU so the ratio is measured in one run; by default it times
+the shapes that binary times (`--pathbench`, default build/pathbench, asked with --list-shapes)."""
 import argparse
 import json
 import os
 import statistics
+import subprocess
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -18,6 +20,17 @@ def parse_shape(text):
     if len(parts) != 4 or not all(p.isdigit() and int(p) > 0 for p in parts):
         raise SystemExit(f"bench_sdpa.py: shape '{text}' is not BxTxHxD with positive integers")
     return tuple(int(p) for p in parts)
+
+
+def anchor_shapes(pathbench):
+    """The shapes `pathbench bench-attention` times by default, asked of the binary itself."""
+    try:
+        listing = subprocess.run([pathbench, "bench-attention", "--list-shapes"], check=True, capture_output=True,
+                                 text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit(f"bench_sdpa.py: could not ask {pathbench} for its anchor shapes ({e}); "
+                         "pass --pathbench BINARY or --shapes")
+    return listing.split()
 
 
 def bench_shape(shape, warmup, repeats, sets):
@@ -57,19 +70,20 @@ def bench_shape(shape, warmup, repeats, sets):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--shapes", nargs="+", default=["8x2048x16x64", "4x4096x16x64", "2x8192x16x64", "4x4096x8x128",
-                                                    "4x4096x64x16", "4x4096x32x32"])  # pathbench bench-attention's anchors
+    ap.add_argument("--shapes", nargs="+", help="BxTxHxD shapes (default: those `PATHBENCH bench-attention` times)")
+    ap.add_argument("--pathbench", default="build/pathbench", help="the binary whose anchor shapes are the default")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--sets", type=int, default=3)
     ap.add_argument("--out", default="bench-sdpa.json")
     args = ap.parse_args()
+    shapes = args.shapes or anchor_shapes(args.pathbench)
     if not torch.cuda.is_available():
         raise SystemExit("bench_sdpa.py: no CUDA device")
     results = []
     print(f"PyTorch {torch.__version__} SDPA (flash) on {torch.cuda.get_device_name()}: bf16, causal")
     print("| B·T·H·D | forward ms | forward+backward ms |\n|---|---|---|")
-    for text in args.shapes:
+    for text in shapes:
         r = bench_shape(parse_shape(text), args.warmup, args.repeats, args.sets)
         results.append(r)
         print(f"| {text.replace('x', '·')} | {r['forward_ms_median']:.3f} | {r['forward_backward_ms_median']:.3f} |",

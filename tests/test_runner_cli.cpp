@@ -341,6 +341,17 @@ TEST_CASE("count-ceiling prints a decision word problem's count-only accuracy pe
   CHECK_THROWS_WITH(cli({"count-ceiling", flipflop}), Catch::Contains("not task 'flipflop'"));
 }
 
+TEST_CASE("bench-attention --list-shapes prints the shapes it would time, without a GPU", "[runner]") {
+  // scripts/bench_sdpa.py takes its default shapes from this listing.
+  const ProcessResult anchors = run_process({PATHBENCH_PROGRAM, "bench-attention", "--list-shapes"}, true);
+  CHECK(anchors.exit_code == 0);
+  CHECK(anchors.output == "8x2048x16x64\n4x4096x16x64\n2x8192x16x64\n4x4096x8x128\n4x4096x64x16\n4x4096x32x32\n");
+  const ProcessResult chosen =
+      run_process({PATHBENCH_PROGRAM, "bench-attention", "--shapes", "1x64x2x16", "2x128x4x32", "--list-shapes"}, true);
+  CHECK(chosen.exit_code == 0);
+  CHECK(chosen.output == "1x64x2x16\n2x128x4x32\n");
+}
+
 TEST_CASE("unreadable result files are named and counted, never silently dropped", "[runner]") {
   const std::string dir = fresh_temp_dir("cli-unreadable");
   const std::string config = dir + "/flip.json";
