@@ -1,5 +1,6 @@
 // Every basic op: forward against a float64 brute-force version, backward against central finite
-// differences in float64 (odd sizes included).
+// differences in float64 (odd sizes included); and the host-side decisions of GPU launches that
+// need no GPU (matrix product shapes, when elementwise kernels take their vector path).
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -8,6 +9,7 @@
 #include "core/ops/cross_entropy.h"
 #include "core/ops/embedding.h"
 #include "core/cuda/gemm_shape.h"
+#include "core/cuda/vector_access.h"
 #include "core/ops/linear.h"
 #include "core/ops/rmsnorm.h"
 #include "tests/test_support.h"
@@ -151,4 +153,25 @@ TEST_CASE("matrix product shapes are checked before they reach cuBLAS", "[ops]")
   CHECK_THROWS_WITH(check_gemm_shape({false, false, 2, 3, 4, 4, 3, 2}, "op"), Contains("ldc must be >= 3"));
   CHECK_THROWS_WITH(check_gemm_shape({false, false, 2, 0, 0, 0, 1, 1}, "op"), Contains("lda must be >= 1"));
   CHECK_THROWS_AS(check_gemm_shape({false, false, 2, 3, 4, 4, 3, 2}, "op"), Error);
+}
+
+TEST_CASE("GPU elementwise kernels take the vector path only for aligned pointers and shapes", "[ops]") {
+  using cuda::heads_permute_vectorizable;
+  using cuda::vector_aligned;
+  // uint16_t stands for bf16 (2 bytes): only the element size matters.
+  alignas(16) float f[16];
+  alignas(16) uint16_t h[16];
+  CHECK(vector_aligned(f, f + 4, h, h + 4, h + 8));
+  CHECK(vector_aligned<float>(nullptr));  // an output not written
+  CHECK_FALSE(vector_aligned(f + 2));     // 8 bytes in: not a float4
+  CHECK_FALSE(vector_aligned(h + 2));     // 4 bytes in: not four bf16
+  CHECK_FALSE(vector_aligned(f, h + 1));
+  // Head permutes: D and the row stride multiples of 4, both pointers aligned (the fused q/k/v
+  // split at the flip-flop shape: D = 64, stride 3·H·D = 384).
+  CHECK(heads_permute_vectorizable(f, h, 384, 64));
+  CHECK(heads_permute_vectorizable(f + 4, f, 12, 4));
+  CHECK_FALSE(heads_permute_vectorizable(f, h, 36, 6));        // D = 6: a group would cross a head
+  CHECK_FALSE(heads_permute_vectorizable(f, h, 390, 64));      // stride not a multiple of 4
+  CHECK_FALSE(heads_permute_vectorizable(f + 1, h, 384, 64));  // rows from column 1
+  CHECK_FALSE(heads_permute_vectorizable(f, h + 3, 384, 64));  // heads tensor 3 elements in
 }

@@ -3,6 +3,7 @@
 
 #include "core/cuda/convert.h"
 #include "core/cuda/reduce.cuh"
+#include "core/cuda/vector_access.h"
 
 namespace pathbench::cuda {
 
@@ -23,13 +24,11 @@ __global__ void to_bf16_quads_kernel(const float4* x, __nv_bfloat162* y, int64_t
   y[2 * i + 1] = __floats2bfloat162_rn(v.z, v.w);
 }
 
-bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
-
 }  // namespace
 
 void to_bf16(const float* x, __nv_bfloat16* y, int64_t n, cudaStream_t stream) {
   int64_t done = 0;
-  if (aligned(x, 16) && aligned(y, 8)) {
+  if (vector_aligned(x, y)) {  // x 16-byte, y 8-byte aligned
     const int64_t quads = n / 4;
     if (quads > 0) {
       to_bf16_quads_kernel<<<blocks_for(quads), 256, 0, stream>>>(reinterpret_cast<const float4*>(x),
