@@ -11,6 +11,7 @@
 
 #include "core/cuda/context.h"
 #include "core/cuda/convert.h"
+#include "core/cuda/vector_access.h"
 #include "core/ops/activations.h"
 #include "core/ops/cross_entropy.h"
 #include "core/ops/cuda/head_layout.h"
@@ -245,55 +246,83 @@ TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[
   }
 }
 
-TEST_CASE("GPU head split and merge match the CPU layout", "[cuda]") {
+TEST_CASE("GPU head split and merge match the CPU layout on the vector path and the scalar fallback", "[cuda]") {
   cuda::Context ctx(Precision::fp32);
   cudaStream_t s = ctx.stream();
-  struct Shape {
+  struct Case {
     int64_t b, t, h, d;
+    int64_t lead;  // elements before row 0 and before each heads tensor (1: no pointer aligned)
+    int64_t pad;   // columns after q | k | v in each row
+    bool vector;   // whether the kernels move four elements per thread
   };
-  // H·D below one block of threads, and H·D = 320 over two column blocks
-  for (const Shape& shape : {Shape{3, 37, 4, 16}, Shape{2, 9, 5, 64}}) {
-    const int64_t b = shape.b, t = shape.t, h = shape.h, d = shape.d, hd = h * d, n = b * t;
-    INFO("B " << b << ", T " << t << ", H " << h << ", D " << d);
-    const auto rows = randn(n * 3 * hd, 70);  // [B, T, 3·H·D]: q | k | v per row
-    std::vector<float> k_rows(n * hd), k_heads(n * hd);
-    for (int64_t r = 0; r < n; ++r) std::copy_n(rows.begin() + r * 3 * hd + hd, hd, k_rows.begin() + r * hd);
-    split_heads(k_rows.data(), k_heads.data(), b, t, h, d);
-    auto rows_d = to_device(rows, s);
-    auto heads = poisoned(n * hd, s), merged = poisoned(n * 3 * hd, s);
-    cuda::split_heads(rows_d.data() + hd, 3 * hd, heads.data(), b, t, h, d, s);
-    cuda::merge_heads(heads.data(), merged.data() + hd, 3 * hd, b, t, h, d, s);
-    CHECK(to_host(heads, n * hd, s) == k_heads);
-    const auto merged_h = to_host(merged, n * 3 * hd, s);
-    for (int64_t r = 0; r < n; ++r)
-      for (int64_t j = 0; j < 3 * hd; ++j) {
-        const float got = merged_h[r * 3 * hd + j];
-        if (j >= hd && j < 2 * hd)
-          REQUIRE(got == rows[r * 3 * hd + j]);
-        else
-          REQUIRE(std::isnan(got));  // only the k columns are written
-      }
-    // bf16 storage: values come back rounded to bf16, exactly as the host rounds them.
-    DeviceBuffer<cuda::bf16> heads16(n * hd, "bf16 heads");
-    auto merged32 = poisoned(n * hd, s);
-    cuda::split_heads(rows_d.data() + hd, 3 * hd, heads16.data(), b, t, h, d, s);
-    cuda::merge_heads(heads16.data(), merged32.data(), hd, b, t, h, d, s);
-    CHECK(to_host(merged32, n * hd, s) == bf16_rounded(k_rows));
-
-    // Three parts in one launch: q, k and v tensors back to back, k equal to the single split above,
-    // and merged back into every column of the rows.
-    auto qkv_heads = poisoned(3 * n * hd, s), remerged = poisoned(n * 3 * hd, s);
-    cuda::split_heads(rows_d.data(), 3 * hd, qkv_heads.data(), b, t, h, d, s, 3);
-    cuda::merge_heads(qkv_heads.data(), remerged.data(), 3 * hd, b, t, h, d, s, 3);
-    const auto qkv_h = to_host(qkv_heads, 3 * n * hd, s);
-    CHECK(std::vector<float>(qkv_h.begin() + n * hd, qkv_h.begin() + 2 * n * hd) == k_heads);
-    CHECK(to_host(remerged, n * 3 * hd, s) == rows);
-    for (int64_t part : {0, 2}) {
-      auto one = poisoned(n * hd, s);
-      cuda::split_heads(rows_d.data() + part * hd, 3 * hd, one.data(), b, t, h, d, s);
-      CHECK(std::vector<float>(qkv_h.begin() + part * n * hd, qkv_h.begin() + (part + 1) * n * hd) ==
-            to_host(one, n * hd, s));
+  // Four elements per thread: H·D = 64 (16 groups of four a row: 8 rows of 32 threads a block),
+  // 320 (80 groups: 2 rows of 96 threads) and 1,152 (288 groups: two column blocks of 256 threads).
+  // Scalar fallback: D = 6, every pointer one element in, and rows of 3·H·D + 2 elements.
+  const Case cases[] = {{3, 37, 4, 16, 0, 0, true}, {2, 9, 5, 64, 0, 0, true},   {2, 5, 9, 128, 0, 0, true},
+                        {2, 7, 3, 6, 0, 0, false},  {3, 37, 4, 16, 1, 0, false}, {3, 37, 4, 16, 0, 2, false}};
+  for (const Case& c : cases) {
+    const int64_t b = c.b, t = c.t, h = c.h, d = c.d, hd = h * d, n = b * t, lead = c.lead;
+    const int64_t stride = 3 * hd + c.pad, size = lead + n * stride;
+    INFO("B " << b << ", T " << t << ", H " << h << ", D " << d << ", lead " << lead << ", row stride " << stride);
+    const auto rows = randn(size, 70), rows16 = bf16_rounded(rows);  // row r at lead + r·stride: q | k | v | pad
+    // CPU reference: q, k and v each split into [B, H, T, D], back to back.
+    std::vector<float> part_rows(n * hd), heads_ref(3 * n * hd);
+    for (int64_t part = 0; part < 3; ++part) {
+      for (int64_t r = 0; r < n; ++r)
+        std::copy_n(rows.begin() + lead + r * stride + part * hd, hd, part_rows.begin() + r * hd);
+      split_heads(part_rows.data(), heads_ref.data() + part * n * hd, b, t, h, d);
     }
+    const std::vector<float> k_ref(heads_ref.begin() + n * hd, heads_ref.begin() + 2 * n * hd);
+    // Host copy of `count` elements of a device buffer from `lead` on.
+    const auto after_lead = [&](const auto& buffer, int64_t count) {
+      const auto all = to_host_float(buffer, size_t(lead + count), s);
+      return std::vector<float>(all.begin() + lead, all.end());
+    };
+    // Merged rows as written: row columns [from, to) equal `want` (rows, or rows rounded to bf16),
+    // every other element (lead, other parts, pad) still NaN.
+    const auto merged_as_expected = [&](const auto& buffer, const std::vector<float>& want, int64_t from, int64_t to) {
+      const auto got = to_host_float(buffer, size_t(size), s);
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < size; ++i) {
+        const int64_t column = (i - lead) % stride;
+        const bool written = i >= lead && column >= from && column < to;
+        wrong += written ? got[i] != want[i] : !std::isnan(got[i]);
+      }
+      return wrong == 0;
+    };
+
+    auto rows_d = to_device(rows, s);
+    float* const rows0 = rows_d.data() + lead;
+    auto heads = poisoned(lead + 3 * n * hd, s), merged = poisoned(size, s);
+    auto heads16 = poisoned_as<cuda::bf16>(size_t(lead + 3 * n * hd), s);
+    auto merged16 = poisoned_as<cuda::bf16>(size_t(size), s);
+    CHECK(cuda::heads_permute_vectorizable(rows0 + hd, heads.data() + lead, stride, d) == c.vector);
+    CHECK(cuda::heads_permute_vectorizable(heads16.data() + lead, merged16.data() + lead, stride, d) == c.vector);
+
+    // One part (k, the columns after H·D) in fp32, and in bf16 merged back into fp32 rows.
+    cuda::split_heads(rows0 + hd, stride, heads.data() + lead, b, t, h, d, s);
+    CHECK(after_lead(heads, n * hd) == k_ref);
+    cuda::merge_heads(heads.data() + lead, merged.data() + lead + hd, stride, b, t, h, d, s);
+    CHECK(merged_as_expected(merged, rows, hd, 2 * hd));
+    cuda::split_heads(rows0 + hd, stride, heads16.data() + lead, b, t, h, d, s);
+    CHECK(after_lead(heads16, n * hd) == bf16_rounded(k_ref));
+    merged = poisoned(size, s);
+    cuda::merge_heads(heads16.data() + lead, merged.data() + lead + hd, stride, b, t, h, d, s);
+    CHECK(merged_as_expected(merged, rows16, hd, 2 * hd));
+
+    // Three parts in one launch: fp32 heads merged into fp32 and into bf16 rows, bf16 heads into bf16 rows.
+    cuda::split_heads(rows0, stride, heads.data() + lead, b, t, h, d, s, 3);
+    CHECK(after_lead(heads, 3 * n * hd) == heads_ref);
+    merged = poisoned(size, s);
+    cuda::merge_heads(heads.data() + lead, merged.data() + lead, stride, b, t, h, d, s, 3);
+    CHECK(merged_as_expected(merged, rows, 0, 3 * hd));
+    cuda::merge_heads(heads.data() + lead, merged16.data() + lead, stride, b, t, h, d, s, 3);
+    CHECK(merged_as_expected(merged16, rows16, 0, 3 * hd));
+    cuda::split_heads(rows0, stride, heads16.data() + lead, b, t, h, d, s, 3);
+    CHECK(after_lead(heads16, 3 * n * hd) == bf16_rounded(heads_ref));
+    merged16 = poisoned_as<cuda::bf16>(size_t(size), s);
+    cuda::merge_heads(heads16.data() + lead, merged16.data() + lead, stride, b, t, h, d, s, 3);
+    CHECK(merged_as_expected(merged16, rows16, 0, 3 * hd));
   }
 }
 
