@@ -6,6 +6,7 @@
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -103,66 +104,110 @@ TEST_CASE("GPU embedding forward and backward match the CPU", "[cuda]") {
   }
 }
 
-TEST_CASE("GPU activations match the CPU", "[cuda]") {
+TEST_CASE("GPU SwiGLU matches the CPU", "[cuda]") {
   cuda::Context ctx(Precision::fp32);
   cudaStream_t s = ctx.stream();
   const int64_t n = 37 * 269;
   const auto a = randn(n, 31, 2.0), b = randn(n, 32), dh = randn(n, 33);
   const auto ad = to_double(a), bd = to_double(b), dhd = to_double(dh);
-  auto a_d = to_device(a, s), b_d = to_device(b, s), dh_d = to_device(dh, s);
-  {
-    std::vector<double> h_ref(n), da_ref(n), db_ref(n);
-    swiglu_forward(ad.data(), bd.data(), h_ref.data(), n);
-    swiglu_backward(ad.data(), bd.data(), dhd.data(), da_ref.data(), db_ref.data(), n);
-    // As the MLP lays them out: rows × cols values, a and b the two halves of each row of one
-    // [rows, 2·cols] matrix (cols = 269 spans two blocks of threads), gradients in the same layout.
-    const int64_t rows = 37, cols = n / rows;
-    REQUIRE(rows * cols == n);
-    std::vector<float> ab(2 * n);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < cols; ++j) {
-        ab[r * 2 * cols + j] = a[r * cols + j];
-        ab[r * 2 * cols + cols + j] = b[r * cols + j];
-      }
-    auto ab_d = to_device(ab, s);
-    auto h = poisoned(n, s), dab = poisoned(2 * n, s);
-    cuda::swiglu_forward(ab_d.data(), ab_d.data() + cols, 2 * cols, h.data(), rows, cols, s);
-    cuda::swiglu_backward(ab_d.data(), ab_d.data() + cols, 2 * cols, dh_d.data(), dab.data(), dab.data() + cols, rows,
-                          cols, s);
-    const auto dab_h = to_host(dab, 2 * n, s);
-    std::vector<float> da(n), db(n);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < cols; ++j) {
-        da[r * cols + j] = dab_h[r * 2 * cols + j];
-        db[r * cols + j] = dab_h[r * 2 * cols + cols + j];
-      }
-    CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
-    CHECK(relative_error(da, da_ref) <= kFp32Tolerance);
-    CHECK(relative_error(db, db_ref) <= kFp32Tolerance);
-    // bf16 output only (h null), rounded as the host rounds the fp32 output
-    auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
-    cuda::swiglu_forward(ab_d.data(), ab_d.data() + cols, 2 * cols, nullptr, rows, cols, s, h16.data());
-    CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
-    auto dab16 = poisoned_as<cuda::bf16>(size_t(2 * n), s);
-    cuda::swiglu_backward(ab_d.data(), ab_d.data() + cols, 2 * cols, dh_d.data(), nullptr, nullptr, rows, cols, s,
-                          dab16.data(), dab16.data() + cols);
-    CHECK(to_host_float(dab16, size_t(2 * n), s) == bf16_rounded(dab_h));
-  }
-  {
+  auto dh_d = to_device(dh, s);
+  std::vector<double> h_ref(n), da_ref(n), db_ref(n);
+  swiglu_forward(ad.data(), bd.data(), h_ref.data(), n);
+  swiglu_backward(ad.data(), bd.data(), dhd.data(), da_ref.data(), db_ref.data(), n);
+  // As the MLP lays them out: rows × cols values, a and b the two halves of each row of one
+  // [rows, 2·cols] matrix (cols = 269 spans two blocks of threads), gradients in the same layout.
+  const int64_t rows = 37, cols = n / rows;
+  REQUIRE(rows * cols == n);
+  std::vector<float> ab(2 * n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      ab[r * 2 * cols + j] = a[r * cols + j];
+      ab[r * 2 * cols + cols + j] = b[r * cols + j];
+    }
+  auto ab_d = to_device(ab, s);
+  auto h = poisoned(n, s), dab = poisoned(2 * n, s);
+  cuda::swiglu_forward(ab_d.data(), ab_d.data() + cols, 2 * cols, h.data(), rows, cols, s);
+  cuda::swiglu_backward(ab_d.data(), ab_d.data() + cols, 2 * cols, dh_d.data(), dab.data(), dab.data() + cols, rows,
+                        cols, s);
+  const auto dab_h = to_host(dab, 2 * n, s);
+  std::vector<float> da(n), db(n);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < cols; ++j) {
+      da[r * cols + j] = dab_h[r * 2 * cols + j];
+      db[r * cols + j] = dab_h[r * 2 * cols + cols + j];
+    }
+  CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
+  CHECK(relative_error(da, da_ref) <= kFp32Tolerance);
+  CHECK(relative_error(db, db_ref) <= kFp32Tolerance);
+  // bf16 output only (h null), rounded as the host rounds the fp32 output
+  auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
+  cuda::swiglu_forward(ab_d.data(), ab_d.data() + cols, 2 * cols, nullptr, rows, cols, s, h16.data());
+  CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
+  auto dab16 = poisoned_as<cuda::bf16>(size_t(2 * n), s);
+  cuda::swiglu_backward(ab_d.data(), ab_d.data() + cols, 2 * cols, dh_d.data(), nullptr, nullptr, rows, cols, s,
+                        dab16.data(), dab16.data() + cols);
+  CHECK(to_host_float(dab16, size_t(2 * n), s) == bf16_rounded(dab_h));
+}
+
+TEST_CASE("GPU GELU matches the CPU on the vector path and the scalar fallback, ragged ends included", "[cuda]") {
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const auto is_nan = [](float v) { return std::isnan(v); };
+  // n: whole groups of four, ragged ends of 1 (9,953 = 37·269) and 3 elements (the last thread's
+  // scalar tail), and fewer elements than one group.
+  for (const int64_t n : {int64_t(4096), int64_t(37 * 269), int64_t(4099), int64_t(3)}) {
+    const auto x = randn(n, 31, 2.0), dh = randn(n, 33);
     std::vector<double> h_ref(n), dx_ref(n);
-    gelu_forward(ad.data(), h_ref.data(), n);
-    gelu_backward(ad.data(), dhd.data(), dx_ref.data(), n);
-    auto h = poisoned(n, s), dx = poisoned(n, s);
-    cuda::gelu_forward(a_d.data(), h.data(), n, s);
-    cuda::gelu_backward(a_d.data(), dh_d.data(), dx.data(), n, s);
-    CHECK(relative_error(to_host(h, n, s), h_ref) <= kFp32Tolerance);
-    CHECK(relative_error(to_host(dx, n, s), dx_ref) <= kFp32Tolerance);
-    auto h16 = poisoned_as<cuda::bf16>(size_t(n), s);
-    cuda::gelu_forward(a_d.data(), nullptr, n, s, h16.data());
-    CHECK(to_host_float(h16, size_t(n), s) == bf16_rounded(to_host(h, n, s)));
-    auto dx16 = poisoned_as<cuda::bf16>(size_t(n), s);
-    cuda::gelu_backward(a_d.data(), dh_d.data(), nullptr, n, s, dx16.data());
-    CHECK(to_host_float(dx16, size_t(n), s) == bf16_rounded(to_host(dx, n, s)));
+    gelu_forward(to_double(x).data(), h_ref.data(), n);
+    gelu_backward(to_double(x).data(), to_double(dh).data(), dx_ref.data(), n);
+    std::vector<float> h_at_lead[2], dx_at_lead[2];
+    // lead 0: every array as allocated (aligned), four elements per thread; lead 1: every array one
+    // element in, the scalar fallback.
+    for (const int64_t lead : {0, 1}) {
+      INFO("n " << n << ", lead " << lead);
+      const auto to_device_after_lead = [&](const std::vector<float>& v) {
+        std::vector<float> padded(size_t(lead), 0.0f);
+        padded.insert(padded.end(), v.begin(), v.end());
+        return to_device(padded, s);
+      };
+      // Outputs: `lead` elements, the n written, then one group more that must stay NaN (no store
+      // past the end).
+      const size_t out_size = size_t(lead + n + cuda::kVectorWidth);
+      const auto written = [&](const auto& buffer) {
+        const auto all = to_host_float(buffer, out_size, s);
+        CHECK(std::all_of(all.begin(), all.begin() + lead, is_nan));
+        CHECK(std::all_of(all.begin() + lead + n, all.end(), is_nan));
+        return std::vector<float>(all.begin() + lead, all.begin() + lead + n);
+      };
+      const auto x_d = to_device_after_lead(x), dh_d = to_device_after_lead(dh);
+      const float *x0 = x_d.data() + lead, *dh0 = dh_d.data() + lead;
+      auto h = poisoned(out_size, s), dx = poisoned(out_size, s);
+      auto h16 = poisoned_as<cuda::bf16>(out_size, s), dx16 = poisoned_as<cuda::bf16>(out_size, s);
+      CHECK(cuda::vector_aligned(x0, dh0, h.data() + lead, dx.data() + lead, h16.data() + lead, dx16.data() + lead) ==
+            (lead == 0));
+
+      // fp32 outputs only
+      cuda::gelu_forward(x0, h.data() + lead, n, s);
+      cuda::gelu_backward(x0, dh0, dx.data() + lead, n, s);
+      const auto& h32 = h_at_lead[lead] = written(h);
+      const auto& dx32 = dx_at_lead[lead] = written(dx);
+      CHECK(relative_error(h32, h_ref) <= kFp32Tolerance);
+      CHECK(relative_error(dx32, dx_ref) <= kFp32Tolerance);
+      // bf16 outputs only (fp32 null), rounded as the host rounds the fp32 values
+      cuda::gelu_forward(x0, nullptr, n, s, h16.data() + lead);
+      cuda::gelu_backward(x0, dh0, nullptr, n, s, dx16.data() + lead);
+      CHECK(written(h16) == bf16_rounded(h32));
+      CHECK(written(dx16) == bf16_rounded(dx32));
+      // both at once, as the MLP's forward writes them
+      h = poisoned(out_size, s);
+      h16 = poisoned_as<cuda::bf16>(out_size, s);
+      cuda::gelu_forward(x0, h.data() + lead, n, s, h16.data() + lead);
+      CHECK(written(h) == h32);
+      CHECK(written(h16) == bf16_rounded(h32));
+    }
+    // The two paths compute each value with the same fp32 expression: bit-identical results.
+    CHECK(h_at_lead[0] == h_at_lead[1]);
+    CHECK(dx_at_lead[0] == dx_at_lead[1]);
   }
 }
 

@@ -1,6 +1,7 @@
 // SwiGLU and GELU on the GPU, elementwise (same formulas as activations.cpp).
 #include "core/cuda/reduce.cuh"
 #include "core/cuda/storage.cuh"
+#include "core/cuda/vector_access.h"
 #include "core/ops/cuda/ops.h"
 
 namespace pathbench::cuda {
@@ -38,17 +39,49 @@ dim3 swiglu_grid(int64_t rows, int64_t cols) {
   return dim3(unsigned(rows), unsigned((cols + kSwigluThreads - 1) / kSwigluThreads));
 }
 
-__global__ void gelu_forward_kernel(const float* x, float* h, bf16* h16, int64_t n) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) store_float_or_bf16(h, h16, i, 0.5f * x[i] * (1.0f + erff(x[i] * kInvSqrt2)));
+// GELU and its gradient at one value, in fp32 (the formulas of activations.cpp).
+__device__ __forceinline__ float gelu(float x) { return 0.5f * x * (1.0f + erff(x * kInvSqrt2)); }
+
+__device__ __forceinline__ float gelu_gradient(float x, float dh) {
+  const float cdf = 0.5f * (1.0f + erff(x * kInvSqrt2));
+  const float pdf = kInvSqrt2Pi * expf(-0.5f * x * x);
+  return dh * (cdf + x * pdf);
 }
 
+// GELU kernels: thread i takes elements [V·i, V·i + V), with one vector load and store per array
+// when all V are below n (V = kVectorWidth: every array vector-aligned; V = 1: the scalar
+// fallback), and one at a time those below n otherwise (the last thread, when V does not divide n).
+template <int V>
+__global__ void gelu_forward_kernel(const float* x, float* h, bf16* h16, int64_t n) {
+  const int64_t i = V * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (i + V <= n) {
+    float v[V];
+    load_floats(x + i, v);
+    for (float& e : v) e = gelu(e);
+    store_floats_or_bf16(h, h16, i, v);
+  } else {
+    for (int64_t j = i; j < n; ++j) store_float_or_bf16(h, h16, j, gelu(x[j]));
+  }
+}
+
+template <int V>
 __global__ void gelu_backward_kernel(const float* x, const float* dh, float* dx, bf16* dx16, int64_t n) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const float cdf = 0.5f * (1.0f + erff(x[i] * kInvSqrt2));
-  const float pdf = kInvSqrt2Pi * expf(-0.5f * x[i] * x[i]);
-  store_float_or_bf16(dx, dx16, i, dh[i] * (cdf + x[i] * pdf));
+  const int64_t i = V * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);
+  if (i + V <= n) {
+    float xv[V], g[V];
+    load_floats(x + i, xv);
+    load_floats(dh + i, g);
+    for (int k = 0; k < V; ++k) g[k] = gelu_gradient(xv[k], g[k]);
+    store_floats_or_bf16(dx, dx16, i, g);
+  } else {
+    for (int64_t j = i; j < n; ++j) store_float_or_bf16(dx, dx16, j, gelu_gradient(x[j], dh[j]));
+  }
+}
+
+// Blocks of 256 threads for n elements, V per thread.
+template <int V>
+unsigned gelu_blocks(int64_t n) {
+  return blocks_for((n + V - 1) / V);
 }
 
 }  // namespace
@@ -69,12 +102,18 @@ void swiglu_backward(const float* a, const float* b, int64_t in_stride, const fl
 }
 
 void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream, bf16* h16) {
-  gelu_forward_kernel<<<blocks_for(n), 256, 0, stream>>>(x, h, h16, n);
+  if (vector_aligned(x, h, h16))
+    gelu_forward_kernel<kVectorWidth><<<gelu_blocks<kVectorWidth>(n), 256, 0, stream>>>(x, h, h16, n);
+  else
+    gelu_forward_kernel<1><<<gelu_blocks<1>(n), 256, 0, stream>>>(x, h, h16, n);
   PATHBENCH_CUDA_CHECK_LAUNCH("gelu_forward_kernel");
 }
 
 void gelu_backward(const float* x, const float* dh, float* dx, int64_t n, cudaStream_t stream, bf16* dx16) {
-  gelu_backward_kernel<<<blocks_for(n), 256, 0, stream>>>(x, dh, dx, dx16, n);
+  if (vector_aligned(x, dh, dx, dx16))
+    gelu_backward_kernel<kVectorWidth><<<gelu_blocks<kVectorWidth>(n), 256, 0, stream>>>(x, dh, dx, dx16, n);
+  else
+    gelu_backward_kernel<1><<<gelu_blocks<1>(n), 256, 0, stream>>>(x, dh, dx, dx16, n);
   PATHBENCH_CUDA_CHECK_LAUNCH("gelu_backward_kernel");
 }
 
