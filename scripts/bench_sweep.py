@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Times one sweep at several --jobs values and writes JSON: for each value, `pathbench run CONFIG
 --jobs J` into a fresh folder, its wall time, the runs' training throughput, the GPUs' mean
-utilization (sampled by nvidia-smi once a second, where there is one) and whether every run's
-metrics equal those of the first --jobs value (bit-identical is expected on the CPU when the runs'
-thread count is fixed; GPU runs may differ by the kernels' run-to-run nondeterminism).
+utilization (sampled by nvidia-smi once a second, where there is one) and, for each value after the
+first, whether every run's metrics equal those of the first (bit-identical is expected on the CPU
+when the runs' thread count is fixed; GPU runs may differ by the kernels' run-to-run
+nondeterminism). The first value's metrics are written too (`metrics_by_run`, by run id), so that
+two files, e.g. two code versions or machines, can be compared run by run.
 
 Usage: scripts/bench_sweep.py CONFIG --jobs 1 2 4 8 --out results/bench/sweep-X.json
        [--pathbench build/pathbench] [--set key=value ...] [--gpus LIST]
@@ -50,7 +52,7 @@ def main():
     if any(j < 1 for j in args.jobs):
         sys.exit("bench_sweep: --jobs values must be >= 1")
 
-    measurements, reference = [], None
+    measurements, reference, metrics_by_run = [], None, {}
     with tempfile.TemporaryDirectory(prefix="pathbench-bench-sweep-") as scratch:
         for jobs in args.jobs:
             folder = os.path.join(scratch, f"jobs{jobs}")
@@ -66,9 +68,12 @@ def main():
             if done.returncode != 0:
                 sys.exit(f"bench_sweep: {' '.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
             runs = {doc["hash"]: doc for doc in result_documents(folder)}
+            identical = None  # the first --jobs value is the reference itself
             if reference is None:
                 reference = {h: r["metrics"] for h, r in runs.items()}
-            identical = set(runs) == set(reference) and all(r["metrics"] == reference[h] for h, r in runs.items())
+                metrics_by_run = {r["id"]: r["metrics"] for r in runs.values()}
+            else:
+                identical = set(runs) == set(reference) and all(r["metrics"] == reference[h] for h, r in runs.items())
             measurements.append({
                 "jobs": jobs,
                 "wall_s": wall,
@@ -79,11 +84,11 @@ def main():
                 "gpu_utilization_percent": mean_utilization(sampler_file) if sampler else None,
                 "metrics_identical_to_first": identical,
             })
-            print(f"jobs {jobs}: {wall:.1f} s wall, {len(runs)} runs, metrics identical to jobs {args.jobs[0]}: "
-                  f"{identical}", flush=True)
+            compared = "" if identical is None else f", metrics identical to jobs {args.jobs[0]}: {identical}"
+            print(f"jobs {jobs}: {wall:.1f} s wall, {len(runs)} runs{compared}", flush=True)
     doc = {"benchmark": "sweep", "config": args.config, "sets": args.sets, "gpus": args.gpus,
            "git_commit": git_commit(), "host": platform.node(), "cpus": os.cpu_count(),
-           "measurements": measurements}
+           "measurements": measurements, "metrics_by_run": metrics_by_run}
     write_json_atomically(args.out, doc)
     print(f"wrote {args.out}")
 
