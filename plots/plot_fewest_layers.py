@@ -1,7 +1,10 @@
 """For word problems: the fewest layers whose mean (over seeds) primary metric passes a threshold
 (default > 90% sequence accuracy), per encoding, against length. One figure per group of runs that
 differ only in encoding, layers and seed; groups with a single depth or no per-length breakdown are
-skipped."""
+skipped. Lengths longer than the training words (task.train_max_length) are shaded and marked in
+the CSV (`beyond_training`): a depth that fails there failed to extrapolate, not to learn."""
+import math
+
 import find_matplotlib  # noqa: F401  (before matplotlib)
 import matplotlib.pyplot as plt
 
@@ -34,6 +37,34 @@ def fewest(runs, key, metric, higher_is_better, threshold):
     return out
 
 
+def longest_trained(runs, key):
+    """The longest training length shared by the runs, where the breakdown is by length; else None.
+
+    >>> runs = [{"config": {"task": {"train_max_length": 8}}}] * 2
+    >>> longest_trained(runs, "per_length")
+    8
+    >>> longest_trained(runs + [{"config": {"task": {"train_max_length": 16}}}], "per_length") is None
+    True
+    >>> longest_trained(runs, "per_book_size") is None
+    True
+    >>> longest_trained([{"config": {"task": {"length": 6}}}], "per_length") is None
+    True
+    """
+    lengths = {r["config"].get("task", {}).get("train_max_length") for r in runs}
+    return lengths.pop() if key == "per_length" and len(lengths) == 1 else None
+
+
+def shade_beyond(ax, groups, longest):
+    """Shades the lengths above `longest` (log-2 axis: from halfway, in log terms, to the next one)."""
+    beyond = [g for g in groups if g > longest]
+    if not beyond:
+        return
+    start = math.sqrt(longest * min(beyond)) if longest > 0 else min(beyond) / math.sqrt(2)
+    ax.axvspan(start, max(beyond) * math.sqrt(2), color="0.9", zorder=0)
+    ax.text(start, 1.0, " longer than training", transform=ax.get_xaxis_transform(), fontsize=7, va="top",
+            color="0.4")
+
+
 def plot(all_results, out_dir, threshold=THRESHOLD):
     style.apply_defaults()
     written = []
@@ -44,10 +75,14 @@ def plot(all_results, out_dir, threshold=THRESHOLD):
             continue
         fig, ax = plt.subplots(figsize=(5, 3.4))
         rows = []
+        longest = longest_trained(f.runs, key)
+        groups = set()
         for i, enc in enumerate(f.encodings):
             result = fewest(f.of(enc), key, f.metric, f.higher_is_better, threshold)
+            groups |= set(result)
             for g, depth in result.items():
-                rows.append([enc, g, f.metric, threshold, "" if depth is None else depth])
+                beyond = "" if longest is None else ("yes" if g > longest else "no")
+                rows.append([enc, g, f.metric, threshold, "" if depth is None else depth, beyond])
             # a small vertical offset per encoding keeps overlapping lines apart
             offset = (i - (len(f.encodings) - 1) / 2) * 0.04
             xs = [g for g, d in result.items() if d is not None]
@@ -57,6 +92,8 @@ def plot(all_results, out_dir, threshold=THRESHOLD):
             none = [g for g, d in result.items() if d is None]
             ax.plot(none, [depths[-1] + 1 + offset] * len(none), linestyle="none", marker="x", ms=5,
                     color=style.color(enc))
+        if longest is not None:
+            shade_beyond(ax, groups, longest)
         ax.set_xscale("log", base=2)
         ax.set_yticks(depths + [depths[-1] + 1])
         ax.set_yticklabels([str(d) for d in depths] + ["none ≤ {}".format(depths[-1])])
@@ -67,7 +104,8 @@ def plot(all_results, out_dir, threshold=THRESHOLD):
         ax.set_title(f.title + " (×: no depth up to {} passes)".format(depths[-1]), fontsize=9)
         style.legend(ax)
         written.append(R.finish(fig, out_dir, "fewest-layers-" + f.name,
-                                ["encoding", group_name, "metric", "threshold", "fewest_layers"], rows))
+                                ["encoding", group_name, "metric", "threshold", "fewest_layers", "beyond_training"],
+                                rows))
     return written
 
 

@@ -254,8 +254,9 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   }
   const std::string plots = std::string(PATHBENCH_SOURCE_DIR) + "/plots";
   REQUIRE(run_process({"python3", plots + "/plot_all.py", dir + "/results", "--out", dir + "/plots"}, true).exit_code == 0);
-  // The scripts' examples (e.g. the curve mean holding an early-stopped run's last value).
-  for (const char* module : {"plot_curves.py"})
+  // The scripts' examples (e.g. the curve mean holding an early-stopped run's last value, the
+  // training length behind the fewest-layers figure's shading).
+  for (const char* module : {"plot_curves.py", "plot_fewest_layers.py"})
     CHECK(run_process({python, "-m", "doctest", plots + "/" + module}, true).exit_code == 0);
   std::vector<std::string> pngs;
   for (const auto& e : fs::directory_iterator(dir + "/plots"))
@@ -275,7 +276,7 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   CHECK_THAT(read_file(dir + "/plots/splits-parity-n_layers=1.csv"),
              Catch::Contains("encoding,split,metric,mean,std,n,seeds") && Catch::Matches(R"([\s\S]*,0:[0-9.e-]+ 1:[0-9.e-]+\s[\s\S]*)"));
   CHECK_THAT(read_file(dir + "/plots/fewest-layers-parity.csv"),
-             Catch::Contains("encoding,length,metric,threshold,fewest_layers"));
+             Catch::Contains("encoding,length,metric,threshold,fewest_layers,beyond_training"));
   const std::string sweep = read_file(dir + "/plots/sweep-n_layers-parity.csv");
   CHECK_THAT(sweep, Catch::Contains("encoding,split,n_layers,metric,mean,std,n"));
   CHECK(std::count(sweep.begin(), sweep.end(), '\n') == 1 + 2 * 2 * 2);  // header, 2 encodings × 2 depths × 2 splits
