@@ -337,6 +337,27 @@ const SeedRule& seed_rule(const std::string& name) {
   throw Error(fmt::format("--over-seeds '{}': must be mean, best or all", name));
 }
 
+// "Code: 2b60287 (104 results), 5bf9372 (45 results)": the source versions the table's results
+// recorded, most results first; empty when none recorded one (results from before the git field).
+std::string code_versions(const std::vector<const json*>& results) {
+  std::map<std::string, int64_t> count;
+  bool any = false;
+  for (const json* r : results) {
+    const json git = r->value("git", json::object());
+    const bool known = git.is_object() && git.value("commit", json()).is_string();
+    any = any || known;
+    std::string name = known ? git["commit"].get<std::string>().substr(0, 7) : "unrecorded";
+    if (known && git.value("dirty", json()).is_boolean() && git["dirty"].get<bool>()) name += " with uncommitted changes";
+    ++count[name];
+  }
+  if (!any) return "";
+  std::vector<std::pair<std::string, int64_t>> order(count.begin(), count.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> parts;
+  for (const auto& [name, n] : order) parts.push_back(fmt::format("{} ({} result{})", name, n, n == 1 ? "" : "s"));
+  return fmt::format("\nCode: {}\n", fmt::join(parts, ", "));
+}
+
 }  // namespace
 
 const std::vector<std::string>& run_metrics() {
@@ -601,7 +622,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   for (const auto& [status, ids] : left_out)
     out += fmt::format("\nLeft out: {} run{} with status {}: {}\n", ids.size(), ids.size() == 1 ? "" : "s", status,
                        fmt::join(ids, ", "));
-  return out;
+  return out + code_versions(results);
 }
 
 }  // namespace pathbench

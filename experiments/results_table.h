@@ -54,8 +54,9 @@ bool is_run_metric(const std::string& metric);
 // and times are lower-is-better).
 bool higher_is_better(const json& result, const std::string& metric);
 
-// The table (with a heading line and notes) for the result documents (as load_results returns
-// them). Throws pathbench::Error when there is nothing to show or the options do not fit the results.
+// The table (with a heading line and notes, and last the code versions its results recorded:
+// "Code: 2b60287 (104 results), 5bf9372 (45 results)") for the result documents (as load_results
+// returns them). Throws pathbench::Error when there is nothing to show or the options do not fit the results.
 std::string results_table(const std::vector<json>& results, const TableOptions& options);
 
 }  // namespace pathbench

@@ -223,6 +223,25 @@ TEST_CASE("table --col-order: named columns first in that order, the rest after;
                                                     Catch::Contains("in_dist, sparse, dense"));
 }
 
+TEST_CASE("table: its last line names the code versions of the results in it, most results first", "[runner]") {
+  std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 1, 1, splits(0.3, 0.5, 0.0)),
+                               result("nope", 0, 1, splits(0.5, 0.5, 0.5)), result("nope", 1, 1, splits(0.5, 0.5, 0.5)),
+                               result("nope", 0, 2, splits(0.5, 0.5, 0.5))};
+  TableOptions o;
+  o.where = {{"layers", 1}};  // the 2-layer result is not in the table, so not counted
+  CHECK_THAT(results_table(results, o), !Catch::Contains("Code:"));  // none recorded
+  results[0]["git"] = json{{"commit", "5bf9372a2ed5942ba2e40d5a7b7175b51d98ebf9"}, {"dirty", false}};
+  results[1]["git"] = json{{"commit", "2b60287aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}, {"dirty", false}};
+  results[2]["git"] = json{{"commit", "2b60287aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}, {"dirty", nullptr}};
+  results[3]["git"] = json{{"commit", "2b60287aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}, {"dirty", true}};
+  results[4]["git"] = json{{"commit", "5bf9372a2ed5942ba2e40d5a7b7175b51d98ebf9"}, {"dirty", false}};
+  const std::string table = results_table(results, o);
+  CHECK(table.substr(table.rfind("\n\nCode:")) ==
+        "\n\nCode: 2b60287 (2 results), 2b60287 with uncommitted changes (1 result), 5bf9372 (1 result)\n");
+  results[0].erase("git");
+  CHECK_THAT(results_table(results, o), Catch::Contains("unrecorded (1 result)"));
+}
+
 TEST_CASE("table: a field of the whole run (final_train_loss, times) as the metric of one split 'run'", "[runner]") {
   std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 1, 1, splits(0.3, 0.5, 0.0)),
                                result("nope", 0, 1, splits(0.5, 0.5, 0.5)), result("nope", 0, 2, splits(0.5, 0.5, 0.5))};
