@@ -153,18 +153,32 @@ def finish(fig, out_dir, stem, header, rows):
     return path
 
 
+def load_folders(folders):
+    """The result documents under several folders, read as one: each file once (folders may overlap)."""
+    found, seen = [], set()
+    for folder in folders:
+        for r in load_results(folder):
+            if os.path.realpath(r["path"]) not in seen:
+                seen.add(os.path.realpath(r["path"]))
+                found.append(r)
+    return found
+
+
 def main(plot, description):
-    """The command line of a plotting script: RESULTS_DIR [--out DIR]; prints the files written."""
+    """The command line of a plotting script: RESULTS_DIR [RESULTS_DIR ...] [--out DIR] (needed with
+    several folders, which are read as one); prints the files written."""
     import argparse
 
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("results", help="folder of result files (searched recursively)")
-    parser.add_argument("--out", help="folder for the PNG and CSV files (default: <results>/plots)")
+    parser.add_argument("results", nargs="+", help="folders of result files (searched recursively)")
+    parser.add_argument("--out", help="folder for the PNG and CSV files (default, for one folder: <results>/plots)")
     args = parser.parse_args()
-    out_dir = args.out or os.path.join(args.results, "plots")
-    os.makedirs(out_dir, exist_ok=True)
-    found = load_results(args.results)
+    if not args.out and len(args.results) > 1:
+        raise SystemExit("plots: error: several folders: name the folder for the figures with --out")
+    out_dir = args.out or os.path.join(args.results[0], "plots")
+    found = load_folders(args.results)
     if not found:
-        raise SystemExit("plots: error: no result files in '{}'".format(args.results))
+        raise SystemExit("plots: error: no result files in '{}'".format("', '".join(args.results)))
+    os.makedirs(out_dir, exist_ok=True)
     for path in plot(found, out_dir):
         print("wrote", path)

@@ -280,6 +280,18 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   const std::string sweep = read_file(dir + "/plots/sweep-n_layers-parity.csv");
   CHECK_THAT(sweep, Catch::Contains("encoding,split,n_layers,metric,mean,std,n"));
   CHECK(std::count(sweep.begin(), sweep.end(), '\n') == 1 + 2 * 2 * 2);  // header, 2 encodings × 2 depths × 2 splits
+
+  // Several folders read as one: seed 1's runs moved to a second folder give the same figures.
+  fs::create_directories(dir + "/seed1");
+  for (const auto& e : fs::directory_iterator(dir + "/results"))
+    if (e.path().filename().string().find("-s1-") != std::string::npos)
+      fs::rename(e.path(), dir + "/seed1/" + e.path().filename().string());
+  CHECK_THROWS_WITH(cli({"plot", dir + "/results", dir + "/seed1"}), Catch::Contains("--out"));
+  cli({"plot", dir + "/results", dir + "/seed1", "--out", dir + "/plots2"});
+  for (const auto& stem : pngs) {
+    INFO(stem);
+    CHECK(read_file(dir + "/plots2/" + stem + ".csv") == read_file(dir + "/plots/" + stem + ".csv"));
+  }
 }
 
 TEST_CASE("a failed write names its reason, and sample refuses a negative seed", "[runner]") {
