@@ -4,8 +4,9 @@
 utilization (sampled by nvidia-smi once a second, where there is one) and, for each value after the
 first, whether every run's metrics equal those of the first (bit-identical is expected on the CPU
 when the runs' thread count is fixed; GPU runs may differ by the kernels' run-to-run
-nondeterminism). The first value's metrics are written too (`metrics_by_run`, by run id), so that
-two files, e.g. two code versions or machines, can be compared run by run.
+nondeterminism). The first value's metrics are written too (`metrics_by_run`, by run id and hash,
+as the result files are named: an id alone can repeat within a sweep), so that two files, e.g. two
+code versions or machines, can be compared run by run.
 
 Usage: scripts/bench_sweep.py CONFIG --jobs 1 2 4 8 --out results/bench/sweep-X.json
        [--pathbench build/pathbench] [--set key=value ...] [--gpus LIST]
@@ -52,7 +53,7 @@ def main():
     if any(j < 1 for j in args.jobs):
         sys.exit("bench_sweep: --jobs values must be >= 1")
 
-    measurements, reference, metrics_by_run = [], None, {}
+    measurements, reference = [], None  # reference: the first --jobs value's result documents by hash
     with tempfile.TemporaryDirectory(prefix="pathbench-bench-sweep-") as scratch:
         for jobs in args.jobs:
             folder = os.path.join(scratch, f"jobs{jobs}")
@@ -70,10 +71,10 @@ def main():
             runs = {doc["hash"]: doc for doc in result_documents(folder)}
             identical = None  # the first --jobs value is the reference itself
             if reference is None:
-                reference = {h: r["metrics"] for h, r in runs.items()}
-                metrics_by_run = {r["id"]: r["metrics"] for r in runs.values()}
+                reference = runs
             else:
-                identical = set(runs) == set(reference) and all(r["metrics"] == reference[h] for h, r in runs.items())
+                identical = set(runs) == set(reference) and all(r["metrics"] == reference[h]["metrics"]
+                                                                for h, r in runs.items())
             measurements.append({
                 "jobs": jobs,
                 "wall_s": wall,
@@ -88,7 +89,8 @@ def main():
             print(f"jobs {jobs}: {wall:.1f} s wall, {len(runs)} runs{compared}", flush=True)
     doc = {"benchmark": "sweep", "config": args.config, "sets": args.sets, "gpus": args.gpus,
            "git_commit": git_commit(), "host": platform.node(), "cpus": os.cpu_count(),
-           "measurements": measurements, "metrics_by_run": metrics_by_run}
+           "measurements": measurements,
+           "metrics_by_run": {f"{r['id']}-{h}": r["metrics"] for h, r in reference.items()}}
     write_json_atomically(args.out, doc)
     print(f"wrote {args.out}")
 
