@@ -59,7 +59,7 @@ def shade_beyond(ax, groups, longest):
     beyond = [g for g in groups if g > longest]
     if not beyond:
         return
-    start = math.sqrt(longest * min(beyond)) if longest > 0 else min(beyond) / math.sqrt(2)
+    start = math.sqrt(longest * min(beyond))  # training lengths are at least 1
     ax.axvspan(start, max(beyond) * math.sqrt(2), color="0.9", zorder=0)
     ax.text(start, 1.0, " longer than training", transform=ax.get_xaxis_transform(), fontsize=7, va="top",
             color="0.4")
