@@ -11,7 +11,8 @@ Slurm array tasks do, and writes what it saw as JSON. On one machine it plays th
 It then checks that every run of the sweep has a finished result in SHARED, that no run finished
 twice (from the `<id> done in` lines the processes print), which runs were started again after the
 kill, and whether each run's metrics equal the reference's (bit-identical is expected on the CPU;
-GPU runs may differ by the kernels' run-to-run nondeterminism). Exits non-zero when a check fails.
+GPU runs may differ by the kernels' run-to-run nondeterminism); for each run that differs it writes
+the metric with the largest difference. Exits non-zero when a check fails.
 
 Usage: scripts/shared_sweep_check.py CONFIG --out FILE.json [--jobs J] [--kill-after S]
        [--gpus LIST] [--pathbench build/pathbench] [--set key=value ...]
@@ -48,6 +49,22 @@ def events(log_path):
             elif m := STARTED.search(line):
                 started.append(m.group(1))
     return started, done
+
+
+def largest_difference(reference, other, path=""):
+    """(path, reference value, other value) where two metric documents differ: of the numeric
+    leaves that differ, the one with the largest absolute difference; None when they are equal."""
+    if isinstance(reference, dict) and isinstance(other, dict) and reference.keys() == other.keys():
+        found = [largest_difference(reference[k], other[k], f"{path}/{k}") for k in reference]
+    elif isinstance(reference, list) and isinstance(other, list) and len(reference) == len(other):
+        found = [largest_difference(a, b, f"{path}/{i}") for i, (a, b) in enumerate(zip(reference, other))]
+    else:
+        return None if reference == other else (path or "/", reference, other)
+    found = [f for f in found if f]
+    numeric = [f for f in found if all(isinstance(v, (int, float)) for v in f[1:])]
+    if numeric:
+        return max(numeric, key=lambda f: abs(f[1] - f[2]))
+    return found[0] if found else None
 
 
 def start(command, log_path, own_group=False):
@@ -109,6 +126,10 @@ def main():
     all_done = set(got) == set(reference) and all(r["status"] == "done" for r in got.values())
     finished_twice = sorted(run for run, n in finished.items() if n > 1)
     identical = sorted(run for run, r in got.items() if run in reference and r["metrics"] == reference[run]["metrics"])
+    differences = {}
+    for run in sorted(set(got) & set(reference)):
+        if found := largest_difference(reference[run]["metrics"], got[run]["metrics"]):
+            differences[run] = {"metric": found[0], "reference": found[1], "shared": found[2]}
     checks = {
         "b_killed_mid_sweep": b_alive_at_kill,
         "every_run_done": all_done,
@@ -122,6 +143,7 @@ def main():
         "shared_wall_s": shared_wall, "exit_codes": {"A": a_exit, "B": b_exit, "C": c_exit},
         "processes": per_process, "runs_in_progress_in_b_when_killed": sorted(b_started),
         "finished_twice": finished_twice, "metrics_identical_to_reference": len(identical),
+        "largest_metric_difference": differences,
         "checks": checks,
     }
     write_json_atomically(args.out, doc)
