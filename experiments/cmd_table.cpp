@@ -136,6 +136,9 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--against", o->table.against,
                   "with --passing: test each row's count against this row's, per column (Fisher's exact test, "
                   "two-sided p)");
+  cmd->add_flag("--holm", o->table.holm,
+               "with --against: also each p adjusted by Holm's method over all the table's comparisons (read "
+               "the table as one family of tests)");
   cmd->add_option("--col-order", o->table.col_order,
                   "columns to show first, in this order (comma-separated, e.g. in_dist,sparse,dense); the others "
                   "follow")

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "experiments/binomial_interval.h"
 #include "experiments/fisher_exact.h"
+#include "experiments/holm_adjustment.h"
 #include "experiments/json_path.h"
 
 namespace pathbench {
@@ -418,6 +419,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   if (o.passing && (o.per_seed || !o.fewest.empty()))
     throw Error("--passing does not combine with --per-seed or --fewest");
   if (!o.against.empty() && !o.passing) throw Error("--against applies to --passing tables only");
+  if (o.holm && o.against.empty()) throw Error("--holm applies to tables with --against only");
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
     fewest = resolve_dim(o.fewest, results, "--fewest");
@@ -522,17 +524,30 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                                         [&](const json& r) { return show(r) == o.against; });
     if (!o.against.empty() && reference == row_values.end())
       throw Error(fmt::format("--against '{}' is not a row of the table", o.against));
+    std::map<std::pair<json, json>, double> p_values;  // each cell's test against the reference row's
+    if (!o.against.empty())
+      for (const auto& [cell, c] : passed) {
+        const auto ref = passed.find({*reference, cell.second});
+        if (show(cell.first) != o.against && ref != passed.end())
+          p_values[cell] = fisher_exact_two_sided(c.k, c.n, ref->second.k, ref->second.n);
+      }
+    std::map<std::pair<json, json>, double> holm;  // the same, adjusted over the whole table
+    if (o.holm) {
+      std::vector<double> p;
+      for (const auto& entry : p_values) p.push_back(entry.second);
+      const std::vector<double> adjusted = holm_adjusted(p);
+      size_t i = 0;
+      for (const auto& entry : p_values) holm[entry.first] = adjusted[i++];
+    }
     for (const auto& [cell, c] : passed) {
       std::vector<std::string> notes;
       if (o.counts) {
         const auto [lo, hi] = clopper_pearson(c.k, c.n);
         notes.push_back(fmt::format("{:.3g}%, CI {:.3g}–{:.3g}%", 100.0 * c.k / c.n, 100 * lo, 100 * hi));
       }
-      if (!o.against.empty() && show(cell.first) != o.against) {
-        const auto ref = passed.find({*reference, cell.second});
-        if (ref != passed.end())
-          notes.push_back(fmt::format("p {:.2g}", fisher_exact_two_sided(c.k, c.n, ref->second.k, ref->second.n)));
-      }
+      if (const auto it = p_values.find(cell); it != p_values.end())
+        notes.push_back(o.holm ? fmt::format("p {:.2g}, Holm {:.2g}", it->second, holm.at(cell))
+                               : fmt::format("p {:.2g}", it->second));
       cells[cell] = fmt::format("{} of {}", c.k, c.n);
       if (!notes.empty()) cells[cell] += fmt::format(" ({})", fmt::join(notes, "; "));
     }
@@ -543,6 +558,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       heading += fmt::format("; p: Fisher's exact test (two-sided) of the row's k of n against row {}'s in the same "
                              "column",
                              o.against);
+    if (o.holm)
+      heading += fmt::format("; Holm: that p adjusted by Holm's method over the table's {} comparisons", p_values.size());
   } else if (!fewest && o.per_seed) {
     for (const auto& [cell, by_level] : by_seed) {
       const std::map<json, std::vector<double>>& seeds = by_level.begin()->second;

@@ -36,6 +36,9 @@ struct TableOptions {
   // With `passing`: a row (as shown) whose count each other row's is tested against, column by
   // column (Fisher's exact test, two-sided): is one encoding's rate of learning really different?
   std::string against;
+  // With `against`: also each p adjusted by Holm's method over all the table's comparisons, so that
+  // a table read as a whole keeps its false-positive rate.
+  bool holm = false;
   // Column values (as shown) to put first, in this order; the other columns follow in the default
   // order. A value that is not a column is an error.
   std::vector<std::string> col_order;

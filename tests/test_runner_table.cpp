@@ -327,7 +327,7 @@ TEST_CASE("table --passing: each cell counts the seeds that pass --threshold", "
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--passing does not combine"));
 }
 
-TEST_CASE("table --passing --counts --against: the pass rate's interval and Fisher's test against a row", "[runner]") {
+TEST_CASE("table --passing --counts --against --holm: the pass rate's interval and Fisher's test against a row", "[runner]") {
   const std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)), result("rope", 1, 1, splits(0.3, 0.5, 0.0)),
                                      result("rope", 2, 1, splits(0.05, 0.5, 0.0)), result("nope", 0, 1, splits(0.5, 0.5, 0.5))};
   TableOptions o;
@@ -354,6 +354,22 @@ TEST_CASE("table --passing --counts --against: the pass rate's interval and Fish
         "|---|---|\n"
         "| nope | 0 of 1 (0%, CI 0–97.5%) |\n"
         "| rope | 2 of 3 (66.7%, CI 9.43–99.2%) |\n");
+  // --holm: the three tests against nope read as one family; dense's 0.25 is the smallest, so ×3.
+  o.counts = false;
+  o.split.clear();
+  o.against = "nope";
+  o.holm = true;
+  CHECK(results_table(results, o) ==
+        "error_rate by encoding and split: seeds with error_rate < 0.2 (k of the n seeds with a result); p: Fisher's "
+        "exact test (two-sided) of the row's k of n against row nope's in the same column; Holm: that p adjusted by "
+        "Holm's method over the table's 3 comparisons\n\n"
+        "| encoding \\ split | in_dist | sparse | dense |\n"
+        "|---|---|---|---|\n"
+        "| nope | 0 of 1 | 0 of 1 | 0 of 1 |\n"
+        "| rope | 2 of 3 (p 1, Holm 1) | 0 of 3 (p 1, Holm 1) | 3 of 3 (p 0.25, Holm 0.75) |\n");
+  o.against.clear();
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--holm applies to tables with --against only"));
+  o.holm = false;
   o.against = "sba";
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--against 'sba' is not a row of the table"));
   o.passing = false;
