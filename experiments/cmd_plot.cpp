@@ -57,7 +57,8 @@ void add_plot_command(CLI::App& app) {
       "plot", "write the figures of one or more folders of results (PNG, with the CSV behind each)");
   cmd->footer(
       "Runs plots/plot_all.py: bars of the primary metric per encoding and split, metric against length, "
-      "fewest layers reaching 90% against length (word problems), training curves. The script finds a "
+      "fewest layers reaching 90% against length (word problems), training curves, the share of seeds passing "
+      "(accuracy > 90%, error < 10%) against step. The script finds a "
       "Python that has matplotlib ($PATHBENCH_PYTHON, python3, /usr/bin/python3). Several folders are read as "
       "one (e.g. an experiment and the seeds added to it later); their figures go to --out.");
   cmd->add_option("dirs", o->dirs, "folders of result files")->required();

@@ -256,7 +256,7 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   REQUIRE(run_process({"python3", plots + "/plot_all.py", dir + "/results", "--out", dir + "/plots"}, true).exit_code == 0);
   // The scripts' examples (e.g. the curve mean holding an early-stopped run's last value, the
   // training length behind the fewest-layers figure's shading).
-  for (const char* module : {"plot_curves.py", "plot_fewest_layers.py"})
+  for (const char* module : {"plot_curves.py", "plot_fewest_layers.py", "plot_passing.py"})
     CHECK(run_process({python, "-m", "doctest", plots + "/" + module}, true).exit_code == 0);
   std::vector<std::string> pngs;
   for (const auto& e : fs::directory_iterator(dir + "/plots"))
@@ -264,7 +264,8 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   std::sort(pngs.begin(), pngs.end());
   CHECK(pngs == std::vector<std::string>{"curves-parity-n_layers=1", "curves-parity-n_layers=2",
                                          "fewest-layers-parity", "lengths-parity-n_layers=1",
-                                         "lengths-parity-n_layers=2", "splits-parity-n_layers=1",
+                                         "lengths-parity-n_layers=2", "passing-parity-n_layers=1",
+                                         "passing-parity-n_layers=2", "splits-parity-n_layers=1",
                                          "splits-parity-n_layers=2", "sweep-n_layers-parity"});
   for (const auto& stem : pngs) {
     INFO(stem);
