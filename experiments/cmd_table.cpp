@@ -135,7 +135,8 @@ void add_table_command(CLI::App& app) {
                "each cell counts the seeds whose value passes --threshold (k of n): how often a setting learns");
   cmd->add_option("--against", o->table.against,
                   "with --passing: test each row's count against this row's, per column (Fisher's exact test, "
-                  "two-sided p)");
+                  "two-sided p); with --first-step: each row's first steps against this row's (log-rank test, a "
+                  "run that never reached the value counted as still short of it at its last evaluation)");
   cmd->add_flag("--holm", o->table.holm,
                "with --against: also each p adjusted by Holm's method over all the table's comparisons (read "
                "the table as one family of tests)");

@@ -67,10 +67,12 @@ std::set<std::string> use_first_step_reaching(std::vector<json>& results, const 
     const bool higher_is_better = pathbench::higher_is_better(r, m);
     used.insert(m);
     std::map<std::string, json> first;  // split → step, or null while not reached
+    std::map<std::string, int64_t> last;  // split → the step of its last evaluation
     std::set<std::string> known;         // the metrics the evaluations have
     for (const json& e : curve_evaluations(r, "--first-step"))
       for (const auto& [split, values] : e["eval"].items()) {
         json& step = first.emplace(split, nullptr).first->second;
+        last[split] = e.value("step", int64_t(0));
         if (!values.is_object()) continue;
         for (const auto& [key, value] : values.items()) known.insert(key);
         const json value = values.value(m, json());
@@ -82,7 +84,7 @@ std::set<std::string> use_first_step_reaching(std::vector<json>& results, const 
       throw Error(fmt::format("--first-step: metric '{}' is not in the evaluations of '{}' (they have: {})", m,
                               r.value("path", "?"), fmt::join(known, ", ")));
     json metrics = json::object();
-    for (const auto& [split, step] : first) metrics[split] = json{{"first_step", step}};
+    for (const auto& [split, step] : first) metrics[split] = json{{"first_step", step}, {"evaluated_to", last[split]}};
     r["metrics"] = metrics;
     r["primary_metric"] = "first_step";
     r["higher_is_better"] = false;

@@ -13,6 +13,7 @@
 #include "experiments/binomial_interval.h"
 #include "experiments/fisher_exact.h"
 #include "experiments/holm_adjustment.h"
+#include "experiments/log_rank.h"
 #include "experiments/json_path.h"
 
 namespace pathbench {
@@ -418,7 +419,11 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   if (o.per_seed && !o.fewest.empty()) throw Error("--per-seed and --fewest do not combine (use --over-seeds)");
   if (o.passing && (o.per_seed || !o.fewest.empty()))
     throw Error("--passing does not combine with --per-seed or --fewest");
-  if (!o.against.empty() && !o.passing) throw Error("--against applies to --passing tables only");
+  const bool first_steps = metric == "first_step";  // a --first-step table (metrics_at_step.h)
+  if (!o.against.empty() && !o.passing && !first_steps)
+    throw Error("--against applies to --passing and --first-step tables only");
+  if (!o.against.empty() && !o.passing && (o.per_seed || !o.fewest.empty()))
+    throw Error("--against does not combine with --per-seed or --fewest");
   if (o.holm && o.against.empty()) throw Error("--holm applies to tables with --against only");
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
@@ -461,6 +466,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::map<std::pair<json, json>, std::set<std::pair<const json*, json>>> seen;
   std::map<std::pair<json, json>, std::vector<const json*>> members;
   std::map<std::pair<json, json>, PooledCount> pooled;
+  // First-step tables: each run's step, or its last evaluation where it never reached the value.
+  std::map<std::pair<json, json>, std::vector<TimeToEvent>> times;
   std::set<json> all_seeds;
   for (const Record& r : records) {
     const std::pair<json, json> cell{coordinate(row, r), coordinate(col, r)};
@@ -472,6 +479,13 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     const json seed = config_value(*r.result, "seed");
     all_seeds.insert(seed);  // a seed whose value is null still gets its place ("·") in --per-seed cells
     if (r.value.is_number()) by_seed[cell][level][seed].push_back(r.value.get<double>());
+    if (first_steps) {
+      const json to = r.result->at("metrics").at(r.split).value("evaluated_to", json());
+      if (r.value.is_number())
+        times[cell].push_back({r.value.get<double>(), true});
+      else if (to.is_number())
+        times[cell].push_back({to.get<double>(), false});
+    }
     PooledCount& c = pooled[cell];
     if (r.value.is_number() && r.trials.is_number_integer()) {
       const int64_t n = r.trials.get<int64_t>();
@@ -513,17 +527,33 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   std::set<size_t> counts;
   std::string heading;
   const auto passing = [&](double x) { return higher_is_better ? x > o.threshold : x < o.threshold; };
+  // --against: the row each other row is tested against, column by column; each cell's p and (with
+  // --holm) that p adjusted over the whole table, as the note the cell carries.
+  const std::vector<json> row_values = ordered_values(row, records);
+  const auto reference = std::find_if(row_values.begin(), row_values.end(),
+                                      [&](const json& r) { return show(r) == o.against; });
+  if (!o.against.empty() && reference == row_values.end())
+    throw Error(fmt::format("--against '{}' is not a row of the table", o.against));
+  const auto against_notes = [&](const std::map<std::pair<json, json>, double>& p_values) {
+    std::vector<double> p;
+    for (const auto& entry : p_values) p.push_back(entry.second);
+    const std::vector<double> adjusted = o.holm ? holm_adjusted(p) : p;
+    std::map<std::pair<json, json>, std::string> notes;
+    size_t i = 0;
+    for (const auto& [cell, value] : p_values)
+      notes[cell] = o.holm ? fmt::format("p {:.2g}, Holm {:.2g}", value, adjusted[i++]) : fmt::format("p {:.2g}", value);
+    return notes;
+  };
+  const auto holm_heading = [&](size_t comparisons) {
+    return o.holm ? fmt::format("; Holm: that p adjusted by Holm's method over the table's {} comparisons", comparisons)
+                  : std::string();
+  };
   if (o.passing) {
     std::map<std::pair<json, json>, PooledCount> passed;  // seeds passing, of the seeds with a result
     for (const auto& [cell, by_level] : values) {
       const std::vector<double>& v = by_level.begin()->second;
       passed[cell] = {std::count_if(v.begin(), v.end(), passing), int64_t(v.size())};
     }
-    const std::vector<json> row_values = ordered_values(row, records);
-    const auto reference = std::find_if(row_values.begin(), row_values.end(),
-                                        [&](const json& r) { return show(r) == o.against; });
-    if (!o.against.empty() && reference == row_values.end())
-      throw Error(fmt::format("--against '{}' is not a row of the table", o.against));
     std::map<std::pair<json, json>, double> p_values;  // each cell's test against the reference row's
     if (!o.against.empty())
       for (const auto& [cell, c] : passed) {
@@ -531,23 +561,14 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
         if (show(cell.first) != o.against && ref != passed.end())
           p_values[cell] = fisher_exact_two_sided(c.k, c.n, ref->second.k, ref->second.n);
       }
-    std::map<std::pair<json, json>, double> holm;  // the same, adjusted over the whole table
-    if (o.holm) {
-      std::vector<double> p;
-      for (const auto& entry : p_values) p.push_back(entry.second);
-      const std::vector<double> adjusted = holm_adjusted(p);
-      size_t i = 0;
-      for (const auto& entry : p_values) holm[entry.first] = adjusted[i++];
-    }
+    const std::map<std::pair<json, json>, std::string> tests = against_notes(p_values);
     for (const auto& [cell, c] : passed) {
       std::vector<std::string> notes;
       if (o.counts) {
         const auto [lo, hi] = clopper_pearson(c.k, c.n);
         notes.push_back(fmt::format("{:.3g}%, CI {:.3g}–{:.3g}%", 100.0 * c.k / c.n, 100 * lo, 100 * hi));
       }
-      if (const auto it = p_values.find(cell); it != p_values.end())
-        notes.push_back(o.holm ? fmt::format("p {:.2g}, Holm {:.2g}", it->second, holm.at(cell))
-                               : fmt::format("p {:.2g}", it->second));
+      if (const auto it = tests.find(cell); it != tests.end()) notes.push_back(it->second);
       cells[cell] = fmt::format("{} of {}", c.k, c.n);
       if (!notes.empty()) cells[cell] += fmt::format(" ({})", fmt::join(notes, "; "));
     }
@@ -558,8 +579,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       heading += fmt::format("; p: Fisher's exact test (two-sided) of the row's k of n against row {}'s in the same "
                              "column",
                              o.against);
-    if (o.holm)
-      heading += fmt::format("; Holm: that p adjusted by Holm's method over the table's {} comparisons", p_values.size());
+    heading += holm_heading(p_values.size());
   } else if (!fewest && o.per_seed) {
     for (const auto& [cell, by_level] : by_seed) {
       const std::map<json, std::vector<double>>& seeds = by_level.begin()->second;
@@ -580,6 +600,14 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                              "(Clopper–Pearson) 95% interval",
                              trials_key(metric));
   } else if (!fewest) {
+    std::map<std::pair<json, json>, double> p_values;  // first-step tables: the log-rank test against the row
+    if (!o.against.empty())
+      for (const auto& [cell, runs] : times) {
+        const auto ref = times.find({*reference, cell.second});
+        if (show(cell.first) != o.against && ref != times.end())
+          p_values[cell] = log_rank_two_sided(runs, ref->second);
+      }
+    const std::map<std::pair<json, json>, std::string> tests = against_notes(p_values);
     for (const auto& [cell, by_level] : values) {
       const Stats s = stats_of(by_level.begin()->second);
       counts.insert(s.n);
@@ -587,6 +615,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                     : s.n > 1          ? fmt::format("{:.3g} ± {:.2g}{}", s.mean * scale, s.std * scale, unit)
                                        : fmt::format("{}{}", shown_value(s.mean * scale), unit);
       if (o.counts && percent) cells[cell] += count_text(pooled[cell], scale, unit);
+      if (const auto it = tests.find(cell); it != tests.end()) cells[cell] += fmt::format(" ({})", it->second);
     }
     const std::string n = counts.empty()        ? "0"
                           : counts.size() == 1 ? std::to_string(*counts.begin())
@@ -597,6 +626,11 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       heading += fmt::format("; in parentheses: k / n, the count pooled over the seeds (n = {}), and the exact "
                              "(Clopper–Pearson) 95% interval of the pooled rate",
                              trials_key(metric));
+    if (!o.against.empty())
+      heading += fmt::format("; p: log-rank test (two-sided) of the row's first steps against row {}'s in the same "
+                             "column, a run that never reached the value counting as still short of it at its last "
+                             "evaluation{}",
+                             o.against, holm_heading(p_values.size()));
   } else {
     const auto passes = [&](const std::vector<double>& v) {
       if (rule.kind == SeedRule::kAny) return std::any_of(v.begin(), v.end(), passing);

@@ -374,7 +374,7 @@ TEST_CASE("table --passing --counts --against --holm: the pass rate's interval a
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--against 'sba' is not a row of the table"));
   o.passing = false;
   o.against = "nope";
-  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--against applies to --passing tables only"));
+  CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--against applies to --passing and --first-step tables only"));
 }
 
 TEST_CASE("table --at-step: each run's evaluation at that step, from its curve file", "[runner]") {
@@ -415,7 +415,7 @@ TEST_CASE("table --at-step: each run's evaluation at that step, from its curve f
   CHECK_THROWS_WITH(use_metrics_at_step(missing, 2000), Catch::Contains("gone.curve.jsonl") && Catch::Contains("missing"));
 }
 
-TEST_CASE("table --first-step: each run's first evaluation step reaching a threshold, from its curve", "[runner]") {
+TEST_CASE("table --first-step: each run's first evaluation step reaching a threshold, from its curve; --against's log-rank test", "[runner]") {
   const std::string dir = pathbench::testing::fresh_temp_dir("table_first_step");
   auto eval_line = [](int64_t step, double in_dist, double sparse) {
     return json{{"step", step}, {"eval", splits(in_dist, sparse, 0.5)}}.dump() + "\n";
@@ -447,6 +447,29 @@ TEST_CASE("table --first-step: each run's first evaluation step reaching a thres
   CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 2000 / 3000 / · |"));  // whole numbers
   o.per_seed = false;
   CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 2500 ± 707 |"));  // the runs that reached it
+  CHECK(results[0]["metrics"]["in_dist"]["evaluated_to"] == 3000);
+  CHECK(results[2]["metrics"]["in_dist"]["evaluated_to"] == 1000);
+
+  // --against: the log-rank test. nope's two runs reach 0.3 at step 1000; rope's at 2000 and 3000,
+  // and its third is still short at 1000 (censored). At step 1000, 5 runs at risk (rope 3, nope 2)
+  // and both events nope's: O − E = 0 − 2·3/5 for rope, variance 2·(3/5)(2/5)(3/4) = 0.36; the later
+  // events have no nope run at risk. χ² = 1.44 / 0.36 = 4, p = 0.0455.
+  std::vector<json> both = {
+      with_curve(result("nope", 0, 1, splits(0.01, 0.1, 0.5)), "n0", eval_line(1000, 0.2, 0.1)),
+      with_curve(result("nope", 1, 1, splits(0.01, 0.1, 0.5)), "n1", eval_line(1000, 0.1, 0.1))};
+  use_first_step_reaching(both, "", 0.3);
+  both.insert(both.end(), results.begin(), results.end());
+  o.against = "nope";
+  const std::string tested = results_table(both, o);
+  CHECK_THAT(tested, Catch::Contains("| rope | 2500 ± 707 (p 0.046) |") && Catch::Contains("| nope | 1000 ± 0 |") &&
+                         Catch::Contains("log-rank test (two-sided) of the row's first steps against row nope's"));
+  o.holm = true;  // one comparison: Holm leaves it as it is
+  CHECK_THAT(results_table(both, o), Catch::Contains("| rope | 2500 ± 707 (p 0.046, Holm 0.046) |"));
+  o.holm = false;
+  o.per_seed = true;
+  CHECK_THROWS_WITH(results_table(both, o), Catch::Contains("--against does not combine with --per-seed or --fewest"));
+  o.per_seed = false;
+  o.against.clear();
   std::vector<json> other = {results_copy};
   CHECK_THROWS_WITH(use_first_step_reaching(other, "bogus", 0.3),
                     Catch::Contains("metric 'bogus' is not in the evaluations") && Catch::Contains("error_rate"));
