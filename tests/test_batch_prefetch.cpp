@@ -77,7 +77,7 @@ TEST_CASE("the worker's OpenMP regions use the caller's thread count", "[prefetc
   omp_set_num_threads(before);
 }
 
-TEST_CASE("PATHBENCH_PREFETCH: auto draws ahead on GPU runs only; on, off; anything else is an error", "[prefetch]") {
+TEST_CASE("PATHBENCH_PREFETCH: auto draws ahead on GPU runs only, on, off, anything else is an error", "[prefetch]") {
   CHECK(parse_prefetch_mode(nullptr) == PrefetchMode::automatic);
   CHECK(parse_prefetch_mode("") == PrefetchMode::automatic);
   CHECK(parse_prefetch_mode("auto") == PrefetchMode::automatic);

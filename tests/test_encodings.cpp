@@ -178,7 +178,7 @@ std::vector<double> brute_stick_breaking_weights(const double* q, const double* 
   return a;
 }
 
-TEST_CASE("stick-breaking attention matches brute force; weights in [0, 1], rows sum to at most 1", "[encodings]") {
+TEST_CASE("stick-breaking attention matches brute force, weights in [0, 1], rows sum to at most 1", "[encodings]") {
   for (int64_t len : {1, 7, 70}) {
     for (bool remainder : {false, true}) {
       const int64_t bh = 2, d = 5;

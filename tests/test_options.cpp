@@ -90,7 +90,7 @@ TEST_CASE("safetensors round-trip and reject malformed files", "[options][checkp
                     Catch::Contains("'a' and 'b' overlap"));
 }
 
-TEST_CASE("PATHBENCH_CUDA_SYNC takes spin, yield or block; unset or empty leaves CUDA's default", "[options]") {
+TEST_CASE("PATHBENCH_CUDA_SYNC takes spin, yield or block, unset or empty leaves CUDA's default", "[options]") {
   CHECK(parse_gpu_wait(nullptr) == GpuWait::cuda_default);
   CHECK(parse_gpu_wait("") == GpuWait::cuda_default);
   CHECK(parse_gpu_wait("spin") == GpuWait::spin);

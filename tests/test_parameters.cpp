@@ -12,7 +12,7 @@
 
 using namespace pathbench;
 
-TEST_CASE("parameter tensors whose size is a multiple of 8 start 8-aligned; the others follow at once",
+TEST_CASE("parameter tensors whose size is a multiple of 8 start 8-aligned, the others follow at once",
           "[model]") {
   ParameterSet<float> p;
   const auto bias = p.add("bias", {3}, false);   // 3 values at 0

@@ -185,7 +185,7 @@ TEST_CASE("a sweep process killed mid-run leaves a stale claim that the next swe
   CHECK(claim_files(dir).empty());
 }
 
-TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and no result; the rerun ends as an unstopped one",
+TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and no result, the rerun ends as an unstopped one",
           "[runner][pool]") {
   json doc = tiny_run_config();
   doc["training"]["steps"] = 12;
@@ -213,7 +213,7 @@ TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and no result; t
   CHECK(curve_values(files.curve) == curve_values(run_files(straight, runs[0]).curve));
 }
 
-TEST_CASE("SIGTERM to a pool's parent reaches every worker; their runs resume and end as unstopped ones",
+TEST_CASE("SIGTERM to a pool's parent reaches every worker, their runs resume and end as unstopped ones",
           "[runner][pool]") {
   json doc = tiny_run_config();
   doc["training"]["steps"] = 10000;  // ≈ 1 s: both runs are still training when the stop arrives

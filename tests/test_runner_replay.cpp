@@ -104,7 +104,7 @@ TEST_CASE("a spike keeps the checkpoint before it, and a replay from it retakes 
   CHECK(replay_to_json(again)["repeats"].size() == 2);
 }
 
-TEST_CASE("no spike above the threshold keeps nothing; a rerun of a failed run drops an old copy", "[runner]") {
+TEST_CASE("no spike above the threshold keeps nothing, a rerun of a failed run drops an old copy", "[runner]") {
   const std::string dir = fresh_temp_dir("no-spike");
   const PlannedRun run = plan_one(spiky_config(1e9));
   run_sweep_quietly(run, dir);

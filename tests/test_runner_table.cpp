@@ -209,7 +209,7 @@ TEST_CASE("table --counts: counts pooled over seeds with their exact binomial in
   CHECK_THAT(results_table({bare}, o), Catch::Contains("| rope | 50% |"));
 }
 
-TEST_CASE("table --col-order: named columns first in that order, the rest after; unknown names are errors",
+TEST_CASE("table --col-order: named columns first in that order, the rest after, unknown names are errors",
           "[runner]") {
   const std::vector<json> results = {result("rope", 0, 1, splits(0.1, 0.4, 0.0)),
                                      result("nope", 0, 1, splits(0.5, 0.5, 0.5))};
@@ -415,7 +415,7 @@ TEST_CASE("table --at-step: each run's evaluation at that step, from its curve f
   CHECK_THROWS_WITH(use_metrics_at_step(missing, 2000), Catch::Contains("gone.curve.jsonl") && Catch::Contains("missing"));
 }
 
-TEST_CASE("table --first-step: each run's first evaluation step reaching a threshold, from its curve; --against's log-rank test", "[runner]") {
+TEST_CASE("table --first-step: each run's first evaluation step reaching a threshold, from its curve, --against's log-rank test", "[runner]") {
   const std::string dir = pathbench::testing::fresh_temp_dir("table_first_step");
   auto eval_line = [](int64_t step, double in_dist, double sparse) {
     return json{{"step", step}, {"eval", splits(in_dist, sparse, 0.5)}}.dump() + "\n";

@@ -47,7 +47,7 @@ TEST_CASE("word problem without bos is the bare word", "[tasks]") {
   CHECK(std::count(e.score_mask.begin(), e.score_mask.end(), 1) == e.group);
 }
 
-TEST_CASE("word problem training lengths cover the range; eval splits cycle through their lengths", "[tasks]") {
+TEST_CASE("word problem training lengths cover the range, eval splits cycle through their lengths", "[tasks]") {
   const auto task = make({{"name", "word_problem"}, {"group", "S3"}, {"train_min_length", 3}, {"train_max_length", 7},
                           {"eval_splits", {{"short", {2, 5}}, {"long", {40}}}}});
   CHECK(task->eval_splits() == std::vector<std::string>{"long", "short"});
