@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <set>
+#include <utility>
 
 namespace pathbench {
 
@@ -11,17 +12,19 @@ double log_rank_two_sided(const std::vector<TimeToEvent>& a, const std::vector<T
   for (const auto* group : {&a, &b})
     for (const TimeToEvent& t : *group)
       if (t.event) event_times.insert(t.time);
+  // A group's runs at risk at `time` (not yet past it) and its events there.
+  const auto count_at = [](const std::vector<TimeToEvent>& group, double time) {
+    double at_risk = 0, events = 0;
+    for (const TimeToEvent& t : group) {
+      at_risk += t.time >= time;
+      events += t.event && t.time == time;
+    }
+    return std::pair{at_risk, events};
+  };
   double observed_minus_expected = 0.0, variance = 0.0;
   for (double time : event_times) {
-    double at_risk_a = 0, at_risk_b = 0, events_a = 0, events_b = 0;
-    for (const TimeToEvent& t : a) {
-      at_risk_a += t.time >= time;
-      events_a += t.event && t.time == time;
-    }
-    for (const TimeToEvent& t : b) {
-      at_risk_b += t.time >= time;
-      events_b += t.event && t.time == time;
-    }
+    const auto [at_risk_a, events_a] = count_at(a, time);
+    const auto [at_risk_b, events_b] = count_at(b, time);
     const double at_risk = at_risk_a + at_risk_b, events = events_a + events_b;
     observed_minus_expected += events_a - events * at_risk_a / at_risk;
     if (at_risk > 1)

@@ -480,10 +480,9 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     all_seeds.insert(seed);  // a seed whose value is null still gets its place ("·") in --per-seed cells
     if (r.value.is_number()) by_seed[cell][level][seed].push_back(r.value.get<double>());
     if (first_steps) {
-      const json to = r.result->at("metrics").at(r.split).value("evaluated_to", json());
       if (r.value.is_number())
         times[cell].push_back({r.value.get<double>(), true});
-      else if (to.is_number())
+      else if (const json to = r.result->at("metrics").at(r.split).value("evaluated_to", json()); to.is_number())
         times[cell].push_back({to.get<double>(), false});
     }
     PooledCount& c = pooled[cell];
@@ -534,6 +533,17 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                                       [&](const json& r) { return show(r) == o.against; });
   if (!o.against.empty() && reference == row_values.end())
     throw Error(fmt::format("--against '{}' is not a row of the table", o.against));
+  // by_cell: cell → what `test(cell's, reference's)` compares; the p of every cell outside the
+  // reference row whose column the reference row has.
+  const auto tests_against = [&](const auto& by_cell, const auto& test) {
+    std::map<std::pair<json, json>, double> p_values;
+    if (!o.against.empty())
+      for (const auto& [cell, data] : by_cell) {
+        const auto ref = by_cell.find({*reference, cell.second});
+        if (show(cell.first) != o.against && ref != by_cell.end()) p_values[cell] = test(data, ref->second);
+      }
+    return p_values;
+  };
   const auto against_notes = [&](const std::map<std::pair<json, json>, double>& p_values) {
     std::vector<double> p;
     for (const auto& entry : p_values) p.push_back(entry.second);
@@ -554,13 +564,10 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
       const std::vector<double>& v = by_level.begin()->second;
       passed[cell] = {std::count_if(v.begin(), v.end(), passing), int64_t(v.size())};
     }
-    std::map<std::pair<json, json>, double> p_values;  // each cell's test against the reference row's
-    if (!o.against.empty())
-      for (const auto& [cell, c] : passed) {
-        const auto ref = passed.find({*reference, cell.second});
-        if (show(cell.first) != o.against && ref != passed.end())
-          p_values[cell] = fisher_exact_two_sided(c.k, c.n, ref->second.k, ref->second.n);
-      }
+    const std::map<std::pair<json, json>, double> p_values =
+        tests_against(passed, [](const PooledCount& a, const PooledCount& b) {
+          return fisher_exact_two_sided(a.k, a.n, b.k, b.n);
+        });
     const std::map<std::pair<json, json>, std::string> tests = against_notes(p_values);
     for (const auto& [cell, c] : passed) {
       std::vector<std::string> notes;
@@ -600,13 +607,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                              "(Clopper–Pearson) 95% interval",
                              trials_key(metric));
   } else if (!fewest) {
-    std::map<std::pair<json, json>, double> p_values;  // first-step tables: the log-rank test against the row
-    if (!o.against.empty())
-      for (const auto& [cell, runs] : times) {
-        const auto ref = times.find({*reference, cell.second});
-        if (show(cell.first) != o.against && ref != times.end())
-          p_values[cell] = log_rank_two_sided(runs, ref->second);
-      }
+    // first-step tables: the log-rank test against the row
+    const std::map<std::pair<json, json>, double> p_values = tests_against(times, log_rank_two_sided);
     const std::map<std::pair<json, json>, std::string> tests = against_notes(p_values);
     for (const auto& [cell, by_level] : values) {
       const Stats s = stats_of(by_level.begin()->second);

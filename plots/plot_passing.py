@@ -47,13 +47,13 @@ def plot(all_results, out_dir, threshold=THRESHOLD):
             continue
         limit = threshold if f.higher_is_better else 1 - threshold
         sign = ">" if f.higher_is_better else "<"
+        passes = (lambda v: v > limit) if f.higher_is_better else (lambda v: v < limit)
         split = scored_split(f)
         fig, ax = plt.subplots(figsize=(5, 3.4))
         rows = []
         for i, enc in enumerate(f.encodings):
             runs = f.of(enc)
-            share = passing_share([R.load_curve(r) for r in runs], split, f.metric,
-                                  (lambda v: v > limit) if f.higher_is_better else (lambda v: v < limit))
+            share = passing_share([R.load_curve(r) for r in runs], split, f.metric, passes)
             rows += [[enc, s, len(runs), v] for s, v in share]
             # a small vertical offset per encoding keeps equal shares (all or none) apart
             offset = (i - (len(f.encodings) - 1) / 2) * 0.8
