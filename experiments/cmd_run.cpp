@@ -37,7 +37,10 @@ void print_plan(const std::vector<RunState>& states, size_t planned, const Sweep
   fmt::print("{} runs in the sweep, {} in shard {}; results in {}\n", planned, states.size(), o.shard.text(),
              o.out_dir);
   for (const RunState& s : states) {
-    const std::string state = s.previous == "done" ? "done (skip)" : s.previous.empty() ? "to run" : "rerun (" + s.previous + ")";
+    const std::string state = s.previous == "done"          ? "done (skip)"
+                              : s.previous.empty()           ? "to run"
+                              : s.previous == "interrupted" ? "resume (interrupted)"
+                                                             : "rerun (" + s.previous + ")";
     fmt::print("{:>4}  {:<44} {:<14} {} steps  {}\n", s.position, s.run->file_stem(), state,
                s.run->config.training.steps, s.run->axes.empty() ? "" : s.run->axes.dump());
   }
@@ -105,7 +108,8 @@ void add_run_command(CLI::App& app) {
       "are skipped, so an interrupted sweep resumes by running the same command (with "
       "training.checkpoint_every > 0 a killed run continues from its last checkpoint). SIGTERM or SIGINT (a "
       "scheduler's time limit, timeout, Ctrl-C) stops every run after its current step with a checkpoint and "
-      "no result, so the same command resumes them; a second signal stops at once. A run that goes NaN "
+      "a result with status interrupted (how far it got, no metrics), so the same command resumes them; a "
+      "second signal stops at once. A run that goes NaN "
       "is recorded with status nan; a run that fails is recorded with its reason, the sweep goes on, and "
       "the command exits with status 1 at the end. A worker claims each run with <out>/<id>-<hash>.<n>.claim "
       "before training it, so several processes or hosts (or Slurm array tasks) may share one --out: a claim "

@@ -67,7 +67,7 @@ void table_command(TableCommandOptions o) {
     throw Error(fmt::format("--metric {} is a field of the whole run, which the curve's evaluations do not hold "
                             "(--at-step and --first-step read them)",
                             o.table.metric));
-  if (o.at_step > 0) use_metrics_at_step(results, o.at_step);
+  const int64_t interrupted_read = o.at_step > 0 ? use_metrics_at_step(results, o.at_step) : 0;
   std::string reached;  // what --first-step counts, for the note above the table
   if (o.first_step) {
     const std::set<std::string> used = use_first_step_reaching(results, o.table.metric, *o.first_step);
@@ -76,7 +76,9 @@ void table_command(TableCommandOptions o) {
   }
   std::string table = results_table(results, o.table);
   if (o.at_step > 0)
-    table = fmt::format("(the evaluation at step {}; runs that ended earlier keep their last)\n", o.at_step) + table;
+    table = fmt::format("(the evaluation at step {}; runs that ended earlier keep their last{})\n", o.at_step,
+                        interrupted_read > 0 ? fmt::format("; {} interrupted after it count", interrupted_read) : "") +
+            table;
   if (o.first_step)
     table = fmt::format("(first_step: each run's first evaluation step at which {}; · or a smaller n: runs that "
                         "never did, which means leave out)\n",
@@ -146,11 +148,12 @@ void add_table_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--at-step", o->at_step,
                   "use each run's periodic evaluation at this step (from its curve file) instead of its final "
-                  "metrics; runs that ended earlier keep their last")
+                  "metrics; runs that ended earlier keep their last, and interrupted runs that got past it count")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--first-step", o->first_step,
                   "show instead each run's first evaluation step at which --metric (default: the primary metric) "
-                  "reached this value (from its curve file): how fast each run learned")
+                  "reached this value (from its curve file): how fast each run learned; an interrupted run counts "
+                  "as still short of it at its last evaluation")
       ->check(CLI::Number);
   cmd->add_option("--out", o->out, "also write the table to this file");
   cmd->callback([o]() { table_command(*o); });

@@ -18,7 +18,7 @@ namespace pathbench {
 
 namespace {
 
-// The evaluation lines of a finished result's curve ({"step": …, "eval": {split: metrics}}), in
+// The evaluation lines of a result's curve ({"step": …, "eval": {split: metrics}}), in
 // file order; an Error naming the file when the result has no readable curve.
 std::vector<json> curve_evaluations(const json& result, const char* option) {
   const std::string path = result.value("path", "?");
@@ -38,12 +38,21 @@ std::vector<json> curve_evaluations(const json& result, const char* option) {
   return evaluations;
 }
 
+// Whether a result's curve is read: a finished run's, or an interrupted one's up to where it stopped
+// (other statuses are left out of tables anyway).
+bool curve_is_read(const json& result) {
+  const std::string status = result.value("status", "");
+  return status == "done" || status == "interrupted";
+}
+
 }  // namespace
 
-void use_metrics_at_step(std::vector<json>& results, int64_t step) {
+int64_t use_metrics_at_step(std::vector<json>& results, int64_t step) {
+  int64_t interrupted = 0;
   for (json& r : results) {
-    if (r.value("status", "") != "done") continue;            // left out of tables anyway
-    if (r.value("steps_done", int64_t(0)) < step) continue;  // ended before `step`: its last metrics hold
+    if (!curve_is_read(r)) continue;
+    // A finished run that ended before `step` keeps its last metrics; an interrupted one keeps none.
+    if (r.value("steps_done", int64_t(0)) < step) continue;
     json metrics;
     for (const json& e : curve_evaluations(r, "--at-step"))
       if (e.value("step", int64_t(-1)) == step) {
@@ -56,20 +65,24 @@ void use_metrics_at_step(std::vector<json>& results, int64_t step) {
                               r.value("path", "?"), step, r["curve"].get<std::string>(),
                               r["config"]["training"].value("eval_every", int64_t(0))));
     r["metrics"] = metrics;
+    interrupted += r["status"] == "interrupted";
   }
+  return interrupted;
 }
 
 std::set<std::string> use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold) {
   std::set<std::string> used;
   for (json& r : results) {
-    if (r.value("status", "") != "done") continue;
+    if (!curve_is_read(r)) continue;
+    const std::vector<json> evaluations = curve_evaluations(r, "--first-step");
+    if (evaluations.empty() && r["status"] == "interrupted") continue;  // stopped before its first one
     const std::string m = metric.empty() ? r.value("primary_metric", "") : metric;
     const bool higher_is_better = pathbench::higher_is_better(r, m);
     used.insert(m);
     std::map<std::string, json> first;  // split → step, or null while not reached
     std::map<std::string, int64_t> last;  // split → the step of its last evaluation
     std::set<std::string> known;         // the metrics the evaluations have
-    for (const json& e : curve_evaluations(r, "--first-step"))
+    for (const json& e : evaluations)
       for (const auto& [split, values] : e["eval"].items()) {
         json& step = first.emplace(split, nullptr).first->second;
         last[split] = e.value("step", int64_t(0));

@@ -131,7 +131,10 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     bool keep = true;
     for (const auto& [key, value] : o.where) keep = keep && config_value(r, config_key_of(key)) == value;
     if (!keep) continue;
-    if (r.value("status", "") == "done")
+    // An interrupted run counts where --at-step or --first-step read metrics from its curve.
+    const std::string status = r.value("status", "");
+    const auto metrics = r.find("metrics");
+    if (status == "done" || (status == "interrupted" && metrics != r.end() && metrics->is_object() && !metrics->empty()))
       results.push_back(&r);
     else
       left_out[r.value("status", "unknown")].push_back(r.value("id", "?") + "-" + r.value("hash", "?"));

@@ -1,6 +1,6 @@
 // Graceful stop of a sweep: SIGTERM or SIGINT (a job scheduler's time limit, `timeout`, Ctrl-C)
-// asks every run in training to stop after its current step, save a checkpoint and leave no result
-// file, so that the next `pathbench run` of the same config resumes it where it stopped. A second
+// asks every run in training to stop after its current step, save a checkpoint and record itself as
+// interrupted, so that the next `pathbench run` of the same config resumes it where it stopped. A second
 // signal to the sweep's own process ends it at once.
 #pragma once
 #include <csignal>

@@ -39,10 +39,11 @@ std::string metrics_summary(const json& metrics, const Task* task) {
 }
 
 // The status a worker acts on: "done" (skip), "attempted" (failed or NaN since the sweep began:
-// skip), else "" or the status of an earlier sweep's attempt (run it).
+// skip), else "", "interrupted" (resume it, whenever it was stopped) or the status of an earlier
+// sweep's failed attempt (run it again).
 std::string current_status(const std::string& result_path, fs::file_time_type sweep_start) {
   const std::string status = result_status(result_path);
-  if (status == "done" || status.empty()) return status;
+  if (status == "done" || status.empty() || status == "interrupted") return status;
   std::error_code ec;
   const auto written = fs::last_write_time(result_path, ec);
   return !ec && written >= sweep_start ? "attempted" : status;
@@ -52,9 +53,11 @@ std::string current_status(const std::string& result_path, fs::file_time_type sw
 RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, const SweepOptions& options,
                             const json& git, int default_threads, SweepEvents& events) {
   const RunFiles files = run_files(options.out_dir, run);
-  if (!previous.empty()) {
+  // A run resumes from its checkpoint only when it has no result or an interrupted one.
+  const bool resumes = previous.empty() || previous == "interrupted";
+  if (!resumes) {
     // An earlier attempt failed: start afresh, and let a kill of this attempt resume from its own
-    // checkpoints (a run resumes only when it has no result).
+    // checkpoints.
     std::error_code ignored;
     fs::remove(files.result, ignored);
     fs::remove(files.checkpoint, ignored);
@@ -69,21 +72,23 @@ RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, 
   try {
     task = options.tasks.make(run.config.task, run.label + ": task");
     const std::string starts = (fs::path(options.out_dir) / ".held-out-starts").string();
-    outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, previous.empty(), starts, files.spike_checkpoint}, events);
+    outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, resumes, starts, files.spike_checkpoint}, events);
   } catch (const Error& e) {
     outcome.status = "failed";
     outcome.failure_reason = e.what();
   }
-  if (outcome.status == "interrupted") {  // no result: the next sweep resumes it
-    events.end_run(outcome.status, fmt::format("{} interrupted: {}", run.file_stem(), outcome.failure_reason));
-    return outcome;
-  }
+  // An interrupted run's result says how far it got, with no metrics (a result's metrics are its final
+  // evaluation's; its curve has the periodic ones): tables leave it out and list it, and the next
+  // sweep resumes the run from its checkpoint and replaces the result.
+  if (outcome.status == "interrupted") outcome.metrics = json::object();
   context.end = utc_timestamp();
   context.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   write_file_atomically(files.result, make_result(run, outcome, task.get(), context).dump(2) + "\n");
   if (outcome.status == "done")
     events.end_run("done", fmt::format("{} done in {}: {}", run.file_stem(), format_duration(context.wall_seconds),
                                        metrics_summary(outcome.metrics, task.get())));
+  else if (outcome.status == "interrupted")
+    events.end_run(outcome.status, fmt::format("{} interrupted: {}", run.file_stem(), outcome.failure_reason));
   else
     events.end_run(outcome.status, fmt::format("{} {} at step {}: {}", run.file_stem(), outcome.status,
                                                outcome.failure_step, outcome.failure_reason));

@@ -30,7 +30,7 @@ struct SweepSummary {
   int64_t in_shard = 0;   // runs of this shard
   int64_t skipped = 0;    // already done
   int64_t done = 0, failed = 0, nan = 0;  // of the runs trained now
-  int64_t interrupted = 0;                // stopped by a signal, to resume (no result written)
+  int64_t interrupted = 0;                // stopped by a signal, to resume (its result says interrupted)
   int stop_signal = 0;                    // the signal that stopped the sweep (0: none)
 
   // The counter of a run's final status: done, nan, interrupted, else failed.

@@ -203,7 +203,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
         checkpoint_step = step;
       }
       if (last) break;
-      if (stop_requested()) {  // a signal asked the sweep to stop: keep this step, leave no result
+      if (stop_requested()) {  // a signal asked the sweep to stop: keep this step, end as interrupted
         if (checkpoints && !saved) save_run_checkpoint(outputs.checkpoint, c, mc, *backend, p);
         out.status = "interrupted";
         out.failure_step = step;

@@ -185,7 +185,7 @@ TEST_CASE("a sweep process killed mid-run leaves a stale claim that the next swe
   CHECK(claim_files(dir).empty());
 }
 
-TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and no result, the rerun ends as an unstopped one",
+TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and an interrupted result, the rerun ends as an unstopped one",
           "[runner][pool]") {
   json doc = tiny_run_config();
   doc["training"]["steps"] = 12;
@@ -199,7 +199,12 @@ TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and no result, t
   CHECK(stopped.stop_signal == SIGTERM);
   CHECK(stopped.interrupted == 1);
   CHECK(stopped.done + stopped.failed + stopped.nan == 0);
-  CHECK_FALSE(fs::exists(files.result));
+  const json interrupted = json::parse(read_file(files.result));
+  CHECK(interrupted["status"] == "interrupted");
+  CHECK(interrupted["steps_done"] == 4);
+  CHECK(interrupted["failure"]["step"] == 4);
+  CHECK_THAT(interrupted["failure"]["reason"].get<std::string>(), Catch::Contains("it resumes there"));
+  CHECK(interrupted["metrics"] == json::object());  // not final: tables leave it out
   CHECK(fs::exists(files.checkpoint));
   CHECK(claim_files(dir).empty());
 
@@ -233,7 +238,7 @@ TEST_CASE("SIGTERM to a pool's parent reaches every worker, their runs resume an
   ::waitpid(child, &status, 0);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  for (const PlannedRun& r : runs) CHECK_FALSE(fs::exists(run_files(dir, r).result));
+  for (const PlannedRun& r : runs) CHECK(json::parse(read_file(run_files(dir, r).result))["status"] == "interrupted");
   CHECK(fs::exists(run_files(dir, runs[0]).checkpoint));
   CHECK(claim_files(dir).empty());
 

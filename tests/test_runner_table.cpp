@@ -1,7 +1,7 @@
 // Result tables on fixture result documents: mean ± std across seeds, row and column order,
 // per-group columns, filters, the fewest-layers table, the checks against mixing runs, and tables
 // from the runs' curves: the metrics of an evaluation at a given step (--at-step) and the first step
-// reaching a threshold (--first-step).
+// reaching a threshold (--first-step), and how interrupted runs enter them.
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -477,4 +477,49 @@ TEST_CASE("table --first-step: each run's first evaluation step reaching a thres
   no_curve[0]["path"] = dir + "/none.json";
   no_curve[0]["curve"] = "none.curve.jsonl";
   CHECK_THROWS_WITH(use_first_step_reaching(no_curve, "", 0.3), Catch::Contains("none.curve.jsonl") && Catch::Contains("missing"));
+}
+
+TEST_CASE("table: an interrupted run is left out and listed, and counts where --at-step or --first-step read its curve", "[runner]") {
+  const std::string dir = pathbench::testing::fresh_temp_dir("table_interrupted");
+  auto eval_line = [](int64_t step, double in_dist) {
+    return json{{"step", step}, {"eval", splits(in_dist, 0.5, 0.5)}}.dump() + "\n";
+  };
+  auto with_curve = [&](json r, const std::string& name, int64_t steps_done, const std::string& lines) {
+    r["path"] = dir + "/" + name + ".json";
+    r["curve"] = name + ".curve.jsonl";
+    r["steps_done"] = steps_done;
+    r["config"]["training"] = {{"eval_every", 1000}};
+    write_file_atomically(dir + "/" + name + ".curve.jsonl", json{{"step", 100}, {"loss", 1.0}}.dump() + "\n" + lines);
+    return r;
+  };
+  // A finished run (stopped early at step 1000 below 0.3), one interrupted at step 2500 after two
+  // evaluations, and one interrupted at step 500, before its first.
+  const std::vector<json> results = {
+      with_curve(result("rope", 0, 1, splits(0.05, 0.4, 0.0)), "done", 1000, eval_line(1000, 0.05)),
+      with_curve(result("rope", 1, 1, json::object(), "interrupted"), "late", 2500,
+                 eval_line(1000, 0.4) + eval_line(2000, 0.2)),
+      with_curve(result("rope", 2, 1, json::object(), "interrupted"), "early", 500, "")};
+  TableOptions o;
+  o.split = "in_dist";
+  const std::string final_only = results_table(results, o);
+  CHECK_THAT(final_only, Catch::Contains("| rope | 5% |") &&
+                             Catch::Contains("Left out: 2 runs with status interrupted: rope-s1-") &&
+                             Catch::Contains("rope-s2-"));
+
+  std::vector<json> at_2000 = results;
+  CHECK(use_metrics_at_step(at_2000, 2000) == 1);  // the late one; the early one stopped before it
+  CHECK(at_2000[1]["metrics"]["in_dist"]["error_rate"] == 0.2);
+  CHECK(at_2000[2]["metrics"] == json::object());
+  const std::string at_step = results_table(at_2000, o);
+  CHECK_THAT(at_step, Catch::Contains("| rope | 12.5 ± 11% |") &&
+                          Catch::Contains("Left out: 1 run with status interrupted: rope-s2-"));
+  std::vector<json> at_3000 = results;
+  CHECK(use_metrics_at_step(at_3000, 3000) == 0);  // both interrupted runs stopped before it
+
+  std::vector<json> first = results;
+  use_first_step_reaching(first, "", 0.3);
+  CHECK(first[1]["metrics"]["in_dist"]["first_step"] == 2000);
+  CHECK(first[2]["metrics"] == json::object());  // no evaluation yet: left out
+  o.per_seed = true;
+  CHECK_THAT(results_table(first, o), Catch::Contains("| rope | 1000 / 2000 |"));
 }

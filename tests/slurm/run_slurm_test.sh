@@ -6,7 +6,8 @@
 # sockets, free ports, state and logs (one node: this host, `nproc` CPUs, no cgroups), then:
 #   a. submits the array script of tests/slurm/tiny_sweep.json and checks every run is done and
 #      `pathbench table` shows one row per encoding;
-#   b. submits a longer version, cancels one array task mid-run, checks that run is not done,
+#   b. submits a longer version, cancels one array task mid-run, checks that run is not done (its
+#      result says interrupted, and `pathbench table` lists it as left out),
 #      resubmits the same script and checks every run is now done exactly once (one result JSON
 #      each, the other results untouched, no claim files left) and the table works.
 # Prints PASS/FAIL lines; exit 0 only when all passed, 77 (CTest: skipped) without Slurm/munge
@@ -217,6 +218,13 @@ pass "cancelled array task ${job}_$killed mid-run ($(wc -l <"$res/${ids[killed]}
 wait_job "$job"
 if is_done "$res/${ids[killed]}"; then fail "cancelled run ${ids[killed]} is done"; else
   pass "cancelled run not done after the job ended"; fi
+# scancel's SIGTERM stops the run after a step: its result says interrupted, and tables list it
+if grep -Eq '"status": *"interrupted"' "$res/${ids[killed]}.json" 2>/dev/null &&
+   "$pb" table "$res" 2>&1 | grep -q "Left out: 1 run with status interrupted"; then
+  pass "cancelled run recorded as interrupted and listed as left out by pathbench table"
+else
+  fail "cancelled run ${ids[killed]}: no interrupted result, or pathbench table does not list it"
+fi
 declare -A before=()
 for t in "${!ids[@]}"; do
   [[ $t -eq $killed ]] && continue
