@@ -21,12 +21,13 @@ namespace pathbench {
 // gave metrics.
 int64_t use_metrics_at_step(std::vector<json>& results, int64_t step);
 
-// Replaces the metrics of each finished result, and of each interrupted one with an evaluation, by {split: {"first_step": S, "evaluated_to": L}}, S the
-// step of the first evaluation in its curve at which `metric` (the result's primary metric when
-// empty) on that split reached `threshold` (>= it where higher is better, <= it otherwise), or null
-// where it never did, and L the step of the split's last evaluation (where a run that never reached
-// it is known to be still short of it: an interrupted run's last evaluation is where it stopped);
-// the results' primary metric becomes "first_step", lower being better. The same errors as above.
+// Replaces the metrics of each finished result, and of each interrupted one with an evaluation, by
+// {split: {"first_step": S, "evaluated_to": L}}, S the step of the first evaluation in its curve at
+// which `metric` (the result's primary metric when empty) on that split reached `threshold` (>= it
+// where higher is better, <= it otherwise), or null where it never did, and L the step of the
+// split's last evaluation (where a run that never reached it is known to be still short of it: an
+// interrupted run's last evaluation is where it stopped); the results' primary metric becomes
+// "first_step", lower being better. The same errors as above.
 // Returns the metrics used (the primary metrics where `metric` is empty), for the table's note.
 std::set<std::string> use_first_step_reaching(std::vector<json>& results, const std::string& metric, double threshold);
 
