@@ -139,7 +139,12 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
     else
       left_out[r.value("status", "unknown")].push_back(r.value("id", "?") + "-" + r.value("hash", "?"));
   }
-  if (results.empty()) throw Error("no finished results to tabulate (check the folder, --where and --seeds)");
+  if (results.empty()) {
+    std::vector<std::string> unfinished;  // "2 interrupted", "1 failed"
+    for (const auto& [status, ids] : left_out) unfinished.push_back(fmt::format("{} {}", ids.size(), status));
+    throw Error(fmt::format("no finished results to tabulate{} (check the folder, --where and --seeds)",
+                            unfinished.empty() ? "" : fmt::format(": {}", fmt::join(unfinished, ", "))));
+  }
 
   const std::string metric = metric_of(results, o.metric);
   const json* direction = results.front();  // the last result whose primary metric this is, if any

@@ -179,8 +179,11 @@ TEST_CASE("table: bad dimensions and empty inputs are clear errors", "[runner]")
   TableOptions o;
   o.rows = "colour";
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--rows 'colour'") && Catch::Contains("per_colour"));
-  CHECK_THROWS_WITH(results_table({result("rope", 0, 1, json::object(), "failed")}, TableOptions{}),
-                    Catch::Contains("no finished results"));
+  CHECK_THROWS_WITH(results_table({result("rope", 0, 1, json::object(), "failed"),
+                                   result("rope", 1, 1, json::object(), "interrupted"),
+                                   result("rope", 2, 1, json::object(), "interrupted")},
+                                  TableOptions{}),
+                    Catch::Contains("no finished results to tabulate: 1 failed, 2 interrupted"));
   o.rows = "encoding";
   o.fewest = "split";
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--fewest 'split'"));
