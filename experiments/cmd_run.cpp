@@ -9,7 +9,9 @@
 #include "core/error.h"
 #include "core/optim/training_backend.h"
 #include "experiments/commands.h"
+#include "experiments/run_claim.h"
 #include "experiments/run_metadata.h"
+#include "experiments/sweep_plan_text.h"
 #include "experiments/sweep_runner.h"
 #include "experiments/worker_pool.h"
 
@@ -33,19 +35,6 @@ std::string default_out_dir(const std::string& config) {
   return (std::filesystem::path("results") / std::filesystem::path(config).stem()).string();
 }
 
-void print_plan(const std::vector<RunState>& states, size_t planned, const SweepOptions& o) {
-  fmt::print("{} runs in the sweep, {} in shard {}; results in {}\n", planned, states.size(), o.shard.text(),
-             o.out_dir);
-  for (const RunState& s : states) {
-    const std::string state = s.previous == "done"          ? "done (skip)"
-                              : s.previous.empty()           ? "to run"
-                              : s.previous == "interrupted" ? "resume (interrupted)"
-                                                             : "rerun (" + s.previous + ")";
-    fmt::print("{:>4}  {:<44} {:<14} {} steps  {}\n", s.position, s.run->file_stem(), state,
-               s.run->config.training.steps, s.run->axes.empty() ? "" : s.run->axes.dump());
-  }
-}
-
 void run_command(const RunCommandOptions& o) {
   std::vector<Override> overrides = parse_overrides(o.sets);
   if (!o.device.empty()) overrides.push_back(Override{"device", o.device});
@@ -64,7 +53,7 @@ void run_command(const RunCommandOptions& o) {
   const std::vector<PlannedRun> runs = plan_runs(load_config_file(o.config), overrides, o.config, options.tasks);
   if (o.dry_run) {
     const std::vector<RunState> states = shard_states(runs, options);
-    print_plan(states, runs.size(), options);
+    fmt::print("{}", sweep_plan_text(states, runs.size(), options, unix_now()));
     std::set<std::string> devices;
     for (const RunState& s : states) devices.insert(s.run->config.device);
     for (const std::string& device : devices) try {
@@ -135,7 +124,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--gpus", o->gpus,
                   "GPUs to place workers on: 'all' or indices such as 0,2 (--jobs workers on each); the runs must "
                   "have device cuda");
-  cmd->add_flag("--dry-run", o->dry_run, "validate every run and list them with their state; train nothing");
+  cmd->add_flag("--dry-run", o->dry_run, "validate every run and list them with their state (done, running: claimed by a live worker, to "
+               "resume, to rerun, to run) and a count of each; train nothing");
   cmd->callback([o]() { run_command(*o); });
 }
 

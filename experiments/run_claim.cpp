@@ -88,6 +88,12 @@ bool claim_is_stale(const ClaimOwner& owner, double now, double stale_after_s) {
   return ::kill(pid_t(owner.pid), 0) != 0 && errno == ESRCH;
 }
 
+std::optional<ClaimOwner> newest_claim_owner(const std::string& dir, const std::string& stem) {
+  const std::vector<int64_t> generations = claim_generations(dir, stem);
+  if (generations.empty()) return std::nullopt;
+  return read_owner(claim_path(dir, stem, generations.back()));
+}
+
 void release_claims_of(const std::string& dir, const std::string& stem, int64_t pid) {
   const ClaimOwner self = this_claim_owner();
   std::error_code ec;

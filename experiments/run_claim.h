@@ -33,6 +33,10 @@ double unix_now();
 // or its heartbeat is more than `stale_after_s` seconds old (a lost host, a stopped process).
 bool claim_is_stale(const ClaimOwner& owner, double now, double stale_after_s);
 
+// The owner named in run `stem`'s newest claim in `dir`; nullopt when it has none, or it cannot be
+// read (being removed).
+std::optional<ClaimOwner> newest_claim_owner(const std::string& dir, const std::string& stem);
+
 // Removes the claims of run `stem` in `dir` that name process `pid` of this host (a worker that died).
 void release_claims_of(const std::string& dir, const std::string& stem, int64_t pid);
 

@@ -1,8 +1,9 @@
 // Many runs at once: claim files (one owner, heartbeat, release, takeover of stale claims), the
 // worker pool against a sequential sweep, a worker killed mid-run, a killed sweep's stale claim
-// taken over, a sweep stopped by SIGTERM (sequential and pooled) and resumed, and the pool's option
-// errors.
+// taken over, a sweep stopped by SIGTERM (sequential and pooled) and resumed, the dry run's plan of a
+// folder mid-sweep, and the pool's option errors.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "experiments/file_output.h"
 #include "experiments/result_file.h"
 #include "experiments/run_claim.h"
+#include "experiments/sweep_plan_text.h"
 #include "experiments/sweep_runner.h"
 #include "experiments/worker_pool.h"
 #include "tests/runner_fixture.h"
@@ -280,4 +282,46 @@ TEST_CASE("pool options: bad --jobs and --gpus, and an unwritable results folder
   }
   CHECK_THROWS_WITH(cli({"run", config, "--out", "/proc/pathbench-results"}),
                     Catch::Contains("the results folder '/proc/pathbench-results'"));
+}
+
+TEST_CASE("the dry run's plan: each run's state from its result and claim, live and stale claims shown, and counts",
+          "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["zip"] = json{{"seed", {0, 1, 2, 3}}};
+  const auto runs = plan(doc);
+  SweepOptions options;
+  options.out_dir = fresh_temp_dir("plan-text");
+  const auto result_doc = [&](const PlannedRun& run, const std::string& status) {
+    write_file_atomically(run_files(options.out_dir, run).result,
+                          json{{"pathbench_result", kResultFormat}, {"id", run.id}, {"hash", run.hash},
+                               {"status", status}, {"config", json::object()}, {"metrics", json::object()}}
+                                  .dump());
+  };
+  const auto claim = [&](const PlannedRun& run, const ClaimOwner& owner) {
+    write_file_atomically(options.out_dir + "/" + run.file_stem() + ".1.claim",
+                          json{{"host", owner.host}, {"pid", owner.pid}, {"heartbeat", owner.heartbeat}}.dump());
+  };
+  const double now = unix_now();
+  ClaimOwner live = this_claim_owner(), lost = live;
+  live.heartbeat = now - 3;
+  lost.heartbeat = now - 600;  // past the 60 s stale age
+  result_doc(runs[0], "done");
+  claim(runs[1], live);
+  claim(runs[2], lost);
+  result_doc(runs[3], "interrupted");
+  const std::string text = sweep_plan_text(shard_states(runs, options), runs.size(), options, now);
+  INFO(text);
+  CHECK_THAT(text, Catch::StartsWith("4 runs in the sweep, 4 in shard 0/1; results in " + options.out_dir + "\n"
+                                     "1 done (skip), 1 resume (interrupted), 1 running, 1 to run\n"));
+  const auto line_of = [&](const PlannedRun& run) {
+    const size_t at = text.find(run.file_stem());
+    return text.substr(at, text.find('\n', at) - at);
+  };
+  CHECK_THAT(line_of(runs[0]), Catch::Contains("done (skip)") && !Catch::Contains("claim"));
+  CHECK_THAT(line_of(runs[1]), Catch::Contains("running") &&
+                                   Catch::EndsWith(fmt::format("(claim of {} pid {}, heartbeat 3 s ago)", live.host,
+                                                               live.pid)));
+  CHECK_THAT(line_of(runs[2]), Catch::Contains("to run") && Catch::EndsWith("heartbeat 600 s ago)") &&
+                                   Catch::Contains("(stale claim of"));
+  CHECK_THAT(line_of(runs[3]), Catch::Contains("resume (interrupted)"));
 }

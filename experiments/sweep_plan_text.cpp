@@ -1,0 +1,49 @@
+// sweep_plan_text: the dry run's listing of a shard, with live and stale claims and state counts.
+#include "experiments/sweep_plan_text.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+
+#include "experiments/run_claim.h"
+
+namespace pathbench {
+
+namespace {
+
+// What a sweep would do with a run, from its result's status.
+std::string planned_state(const std::string& previous) {
+  if (previous == "done") return "done (skip)";
+  if (previous.empty()) return "to run";
+  if (previous == "interrupted") return "resume (interrupted)";
+  return "rerun (" + previous + ")";
+}
+
+}  // namespace
+
+std::string sweep_plan_text(const std::vector<RunState>& states, size_t planned, const SweepOptions& options,
+                            double now) {
+  std::map<std::string, int64_t> counts;  // state → runs
+  std::string lines;
+  for (const RunState& s : states) {
+    std::string state = planned_state(s.previous), claim;
+    if (s.previous != "done")
+      if (const std::optional<ClaimOwner> owner = newest_claim_owner(options.out_dir, s.run->file_stem())) {
+        const bool stale = claim_is_stale(*owner, now, options.claim_stale_after_s);
+        if (!stale) state = "running";
+        claim = fmt::format("  ({}claim of {} pid {}, heartbeat {:.0f} s ago)", stale ? "stale " : "", owner->host,
+                            owner->pid, now - owner->heartbeat);
+      }
+    ++counts[state];
+    lines += fmt::format("{:>4}  {:<44} {:<14} {} steps  {}{}\n", s.position, s.run->file_stem(), state,
+                         s.run->config.training.steps, s.run->axes.empty() ? "" : s.run->axes.dump(), claim);
+  }
+  std::vector<std::string> summary;
+  for (const auto& [state, n] : counts) summary.push_back(fmt::format("{} {}", n, state));
+  return fmt::format("{} runs in the sweep, {} in shard {}; results in {}\n{}\n", planned, states.size(),
+                     options.shard.text(), options.out_dir, fmt::join(summary, ", ")) +
+         lines;
+}
+
+}  // namespace pathbench
