@@ -38,6 +38,16 @@ def load_results(folder):
     return sorted(results, key=lambda r: r["path"])
 
 
+# The statuses whose runs the curve figures draw: a run interrupted by a signal (a time limit) has a
+# curve up to where it stopped, and leaving it out would favour the runs that finished first.
+CURVE_STATUSES = ("done", "interrupted")
+
+
+def ended(result):
+    """Whether a run's curve ends where the run ended (it finished), rather than where it was cut."""
+    return result.get("status") == "done"
+
+
 def load_curve(result):
     """The curve lines of a result (empty when the file is missing)."""
     path = os.path.join(os.path.dirname(result["path"]), result.get("curve", ""))
@@ -79,10 +89,12 @@ class FigureRuns:
         return [r for r in self.runs if encoding(r) == enc]
 
 
-def figures(results, free_keys):
-    """Splits finished results into figures: runs whose configs agree outside `free_keys` (dotted
-    prefixes, e.g. "model.encoding") share a figure. Returns [FigureRuns]."""
-    done = [r for r in results if r.get("status") == "done"]
+def figures(results, free_keys, statuses=("done",)):
+    """Splits the results of these statuses (finished ones by default; curve figures add interrupted
+    runs, whose curves hold real evaluations up to where they stopped) into figures: runs whose
+    configs agree outside `free_keys` (dotted prefixes, e.g. "model.encoding") share a figure.
+    Returns [FigureRuns]."""
+    done = [r for r in results if r.get("status") in statuses]
 
     def fixed(r):
         return {k: v for k, v in flatten(r["config"]).items()

@@ -293,6 +293,24 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
     INFO(stem);
     CHECK(read_file(dir + "/plots2/" + stem + ".csv") == read_file(dir + "/plots/" + stem + ".csv"));
   }
+
+  // A run interrupted by a signal (its result says so, with no metrics): the figures of final
+  // metrics leave it out, the curve figures count it up to where its curve stops.
+  for (const auto& e : fs::directory_iterator(dir + "/seed1")) {
+    const std::string name = e.path().filename().string();
+    if (name.find("-nope-L1-") == std::string::npos || e.path().extension() != ".json") continue;
+    json r = json::parse(read_file(e.path().string()));
+    r["status"] = "interrupted";
+    r["metrics"] = json::object();
+    write_file_atomically(e.path().string(), r.dump());
+  }
+  cli({"plot", dir + "/results", dir + "/seed1", "--out", dir + "/plots3"});
+  const std::string splits = read_file(dir + "/plots3/splits-parity-n_layers=1.csv");
+  CHECK_THAT(splits, Catch::Matches(R"([\s\S]*\nnope,[^\n]*,1,0:[0-9.e-]+\r?\n[\s\S]*)"));  // seed 0 only
+  // (rows: encoding, step, seeds, share) both nope seeds counted
+  CHECK_THAT(read_file(dir + "/plots3/passing-parity-n_layers=1.csv"),
+             Catch::Matches(R"([\s\S]*\nnope,[0-9]+,2,[\s\S]*)") && !Catch::Matches(R"([\s\S]*\nnope,[0-9]+,1,[\s\S]*)"));
+  CHECK(read_file(dir + "/plots3/curves-parity-n_layers=1.csv") == read_file(dir + "/plots/curves-parity-n_layers=1.csv"));
 }
 
 TEST_CASE("a failed write names its reason, and sample refuses a negative seed", "[runner]") {
