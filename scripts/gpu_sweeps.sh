@@ -66,7 +66,8 @@ for spec in "$@"; do
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
   util=$(awk -F', ' '{s += $3; n++} END {if (n) printf "%.0f", s / n; else print "?"}' "$dir/gpu-utilization.csv")
   done_runs=$(grep -l '"status": *"done"' "$dir"/*.json 2>/dev/null | wc -l)
-  echo "sweep $name: exit $status, ${wall} s wall (limit ${seconds} s), jobs $jobs, mean GPU utilization ${util}%, $done_runs done" \
+  cut_runs=$(grep -l '"status": *"interrupted"' "$dir"/*.json 2>/dev/null | wc -l)
+  echo "sweep $name: exit $status, ${wall} s wall (limit ${seconds} s), jobs $jobs, mean GPU utilization ${util}%, $done_runs done, $cut_runs interrupted" \
     | tee "$dir/summary.txt"
   tar -czf "$OUT/$name.tar.gz" --exclude='*.safetensors' --exclude='.held-out-starts' -C runs "$name"
   summary+=("$(cat "$dir/summary.txt")")
