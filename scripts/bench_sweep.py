@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Times one sweep at several --jobs values and writes JSON: for each value, `pathbench run CONFIG
---jobs J` into a fresh folder, its wall time, the runs' training throughput, the GPUs' mean
-utilization (sampled by nvidia-smi once a second, where there is one) and, for each value after the
-first, whether every run's metrics equal those of the first (bit-identical is expected on the CPU
+--jobs J` into a fresh folder, its wall time, the runs' training throughput and where each run's
+time went (training, evaluation, the rest), the GPUs' mean utilization (sampled by nvidia-smi once a
+second, where there is one) and, for each value after the first, whether every run's metrics equal those of the first (bit-identical is expected on the CPU
 when the runs' thread count is fixed; GPU runs may differ by the kernels' run-to-run
 nondeterminism). The first value's metrics are written too (`metrics_by_run`, by run id and hash,
 as the result files are named: an id alone can repeat within a sweep), so that two files, e.g. two
@@ -81,12 +81,19 @@ def main():
                 "runs": len(runs),
                 "runs_done": sum(r["status"] == "done" for r in runs.values()),
                 "train_tokens_per_s_per_run": sorted(r["tokens_per_s"] or 0 for r in runs.values()),
+                # where each run's time went: training steps, periodic and final evaluations, and the
+                # rest (start-up, checkpoints, writing results), by run id and hash
+                "time_s_by_run": {f"{r['id']}-{h}": {"wall": r["wall_time_s"], "train": r["train_time_s"],
+                                                     "eval": r["eval_time_s"]} for h, r in runs.items()},
                 "threads_per_run": sorted({r["threads"] for r in runs.values()}),
                 "gpu_utilization_percent": mean_utilization(sampler_file) if sampler else None,
                 "metrics_identical_to_first": identical,
             })
             compared = "" if identical is None else f", metrics identical to jobs {args.jobs[0]}: {identical}"
-            print(f"jobs {jobs}: {wall:.1f} s wall, {len(runs)} runs{compared}", flush=True)
+            evals = sum(r["eval_time_s"] or 0 for r in runs.values())
+            walls = sum(r["wall_time_s"] or 0 for r in runs.values())
+            share = f", evaluation {100 * evals / walls:.0f} % of the runs' time" if walls > 0 else ""
+            print(f"jobs {jobs}: {wall:.1f} s wall, {len(runs)} runs{share}{compared}", flush=True)
     doc = {"benchmark": "sweep", "config": args.config, "sets": args.sets, "gpus": args.gpus,
            "git_commit": git_commit(), "host": platform.node(), "cpus": os.cpu_count(),
            "measurements": measurements,
