@@ -210,8 +210,8 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
                                                   reordered(ordered_values(col, records), o.col_order, "--col-order"),
                                                   t.cells);
   for (const auto& [status, ids] : left_out)
-    out += fmt::format("\nLeft out: {} run{} with status {}: {}\n", ids.size(), ids.size() == 1 ? "" : "s", status,
-                       fmt::join(ids, ", "));
+    out += fmt::format("\nLeft out: {} run{} with status {}{}: {}\n", ids.size(), ids.size() == 1 ? "" : "s", status,
+                       status == "interrupted" ? " (--at-step reads them where they got to)" : "", fmt::join(ids, ", "));
   return out + code_versions(results);
 }
 

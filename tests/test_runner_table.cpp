@@ -506,7 +506,7 @@ TEST_CASE("table: an interrupted run is left out and listed, and counts where --
   o.split = "in_dist";
   const std::string final_only = results_table(results, o);
   CHECK_THAT(final_only, Catch::Contains("| rope | 5% |") &&
-                             Catch::Contains("Left out: 2 runs with status interrupted: rope-s1-") &&
+                             Catch::Contains("Left out: 2 runs with status interrupted (--at-step reads them where they got to): rope-s1-") &&
                              Catch::Contains("rope-s2-"));
 
   std::vector<json> at_2000 = results;
@@ -515,7 +515,7 @@ TEST_CASE("table: an interrupted run is left out and listed, and counts where --
   CHECK(at_2000[2]["metrics"] == json::object());
   const std::string at_step = results_table(at_2000, o);
   CHECK_THAT(at_step, Catch::Contains("| rope | 12.5 ± 11% |") &&
-                          Catch::Contains("Left out: 1 run with status interrupted: rope-s2-"));
+                          Catch::Contains("Left out: 1 run with status interrupted (--at-step reads them where they got to): rope-s2-"));
   std::vector<json> at_3000 = results;
   CHECK(use_metrics_at_step(at_3000, 3000) == 0);  // both interrupted runs stopped before it
 
