@@ -1,8 +1,9 @@
-// `pathbench bench`: times training steps of a standard model per encoding after warm-up, on the
-// CPU or the GPU (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP,
-// batch 64 × 512 tokens, bf16, the step captured in a CUDA graph, then the attention kernels'
-// forward and forward+backward medians at the anchor shapes as `bench-attention` times them),
-// prints tables and writes JSON (tokens/s, ms/step, device, precision, build flags, git state).
+// `pathbench bench`: times training steps and evaluation batches (the forward, loss and argmax a
+// run's evaluation does) of a standard model per encoding after warm-up, on the CPU or the GPU
+// (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP, batch 64 × 512
+// tokens and evaluation batches of 256, bf16, the step captured in a CUDA graph, then the attention
+// kernels' forward and forward+backward medians at the anchor shapes as `bench-attention` times
+// them), prints tables and writes JSON (tokens/s, ms/step, device, precision, build flags, git state).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -29,6 +30,7 @@ struct BenchOptions {
   bool cuda_graph = true;
   bool attention = true;  // cuda: also time the attention kernels at the anchor shapes
   int warmup = 3, steps = 10, threads = 0;
+  int64_t eval_batch = 0;  // sequences per timed evaluation batch (0: the training batch)
   std::string out = "bench-cpu.json";
 };
 
@@ -39,6 +41,7 @@ void apply_cuda_defaults(BenchOptions& o, const CLI::App& cmd) {
   if (unset("--heads")) o.shape.heads = 2;
   if (unset("--length")) o.shape.length = 512;
   if (unset("--batch")) o.shape.batch = 64;
+  if (unset("--eval-batch")) o.eval_batch = 256;  // configs/flipflop.json's eval_batch_size
   if (unset("--mlp")) o.shape.mlp = "gelu";
   if (unset("--precision")) o.precision = "bf16";
   if (unset("--warmup")) o.warmup = 5;
@@ -58,9 +61,17 @@ BackendOptions backend_options(const BenchOptions& o) {
 json bench_encoding(const BenchOptions& o, const std::string& encoding) {
   const StepTiming t = time_training_steps(o.shape, encoding, o.warmup, o.steps, backend_options(o));
   const double tokens_per_s = double(o.shape.batch * o.shape.length) / (t.median_ms / 1000.0);
-  return json{{"encoding", encoding},        {"ms_per_step_median", t.median_ms}, {"ms_per_step_min", t.min_ms},
-              {"ms_per_step_max", t.max_ms}, {"tokens_per_s", tokens_per_s},      {"parameters", t.parameters},
-              {"final_loss", t.final_loss}};
+  const StepTiming e = time_evaluation_batches(o.shape, encoding, o.eval_batch, o.warmup, o.steps, backend_options(o));
+  const double eval_tokens_per_s = double(o.eval_batch * o.shape.length) / (e.median_ms / 1000.0);
+  return json{{"encoding", encoding},
+              {"ms_per_step_median", t.median_ms},
+              {"ms_per_step_min", t.min_ms},
+              {"ms_per_step_max", t.max_ms},
+              {"tokens_per_s", tokens_per_s},
+              {"parameters", t.parameters},
+              {"final_loss", t.final_loss},
+              {"eval_ms_per_batch_median", e.median_ms},
+              {"eval_tokens_per_s", eval_tokens_per_s}};
 }
 
 void run_bench(const BenchOptions& o) {
@@ -73,14 +84,18 @@ void run_bench(const BenchOptions& o) {
   const std::string where = gpu ? cuda_device_description() : cpu_description();
   const StepBenchShape& m = o.shape;
   json results = json::array();
-  fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, batch {}, vocab {}, {}\n",
-             o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, m.batch, m.vocab,
+  fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, batch {} (evaluation "
+             "{}), vocab {}, {}\n",
+             o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, m.batch, o.eval_batch, m.vocab,
              gpu ? fmt::format("{}, CUDA graph {}", o.precision, o.cuda_graph ? "on" : "off")
                  : fmt::format("{} threads", omp_get_max_threads()));
-  fmt::print("| encoding | ms/step (median) | tokens/s |\n|---|---|---|\n");
+  fmt::print("| encoding | ms/step (median) | tokens/s | evaluation ms/batch (median) | evaluation tokens/s |\n"
+             "|---|---|---|---|---|\n");
   for (const auto& e : encodings) {
     json r = bench_encoding(o, e);
-    fmt::print("| {} | {:.2f} | {:.0f} |\n", e, r["ms_per_step_median"].get<double>(), r["tokens_per_s"].get<double>());
+    fmt::print("| {} | {:.2f} | {:.0f} | {:.2f} | {:.0f} |\n", e, r["ms_per_step_median"].get<double>(),
+               r["tokens_per_s"].get<double>(), r["eval_ms_per_batch_median"].get<double>(),
+               r["eval_tokens_per_s"].get<double>());
     std::fflush(stdout);
     results.push_back(r);
   }
@@ -91,6 +106,7 @@ void run_bench(const BenchOptions& o) {
            {"git", git},
            {"model", {{"layers", m.layers}, {"width", m.width}, {"heads", m.heads}, {"mlp", m.mlp}, {"vocab", m.vocab}}},
            {"batch", m.batch},
+           {"eval_batch", o.eval_batch},
            {"length", m.length},
            {"warmup_steps", o.warmup},
            {"timed_steps", o.steps},
@@ -112,7 +128,8 @@ void run_bench(const BenchOptions& o) {
 void add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "bench", "time training steps of the standard model per encoding (cuda: the flip-flop model); write JSON");
+      "bench", "time training steps and evaluation batches of the standard model per encoding (cuda: the flip-flop "
+               "model); write JSON");
   cmd->add_option("--device", opts->device, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--encodings", opts->encodings, "encodings to time (default: all registered)");
   cmd->add_option("--layers", opts->shape.layers, "model layers (cpu 2, cuda 1)")->check(integer_at_least(1));
@@ -121,18 +138,23 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--mlp", opts->shape.mlp, "MLP kind (cpu swiglu, cuda gelu)")->check(CLI::IsMember({"swiglu", "gelu"}));
   cmd->add_option("--length", opts->shape.length, "sequence length T (cpu 256, cuda 512)")->check(integer_at_least(1));
   cmd->add_option("--batch", opts->shape.batch, "batch size (cpu 16, cuda 64)")->check(integer_at_least(1));
+  cmd->add_option("--eval-batch", opts->eval_batch,
+                  "sequences per timed evaluation batch (cpu: the batch size, cuda 256, as configs/flipflop.json)")
+      ->check(integer_at_least(1));
   cmd->add_option("--precision", opts->precision, "cuda: fp32, tf32 or bf16 (default bf16); cpu: fp32")
       ->check(CLI::IsMember(precision_names()));
   cmd->add_option("--cuda-graph", opts->cuda_graph, "cuda: capture the training step in a CUDA graph (default true)");
   cmd->add_option("--attention", opts->attention,
                   "cuda: also time the attention kernels at the anchor shapes, as bench-attention does (default true)");
   cmd->add_option("--warmup", opts->warmup, "untimed warm-up steps (cpu 3, cuda 5)")->check(integer_at_least(0));
-  cmd->add_option("--steps", opts->steps, "timed steps (cpu 10, cuda 50)")->check(integer_at_least(1));
+  cmd->add_option("--steps", opts->steps, "timed steps, and as many evaluation batches (cpu 10, cuda 50)")
+      ->check(integer_at_least(1));
   cmd->add_option("--threads", opts->threads, "CPU threads (default: OpenMP's default)")->check(integer_at_least(0));
   cmd->add_option("--out", opts->out, "JSON output file (default bench-<device>.json)");
   cmd->callback([opts, cmd]() {
     BenchOptions o = *opts;
     if (o.device == "cuda") apply_cuda_defaults(o, *cmd);
+    if (o.eval_batch == 0) o.eval_batch = o.shape.batch;
     if (o.device == "cpu" && cmd->count("--attention") > 0 && o.attention)
       throw Error("bench: --attention times the CUDA attention kernels; it needs --device cuda");
     run_bench(o);

@@ -1,8 +1,9 @@
-// Training-step timing of the standard model on a random batch.
+// Training-step and evaluation-batch timing of the standard model on a random batch.
 #include "experiments/step_timing.h"
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "core/rng.h"
@@ -25,8 +26,11 @@ TokenBatch random_batch(int64_t batch, int64_t length, int64_t vocab, uint64_t s
   return b;
 }
 
-StepTiming time_training_steps(const StepBenchShape& shape, const std::string& encoding, int warmup, int steps,
-                               const BackendOptions& backend_options) {
+namespace {
+
+// The standard model of `shape` with position encoding `encoding` on the device of `options`.
+std::unique_ptr<TrainingBackend> bench_backend(const StepBenchShape& shape, const std::string& encoding,
+                                               const BackendOptions& options) {
   ModelConfig mc;
   mc.vocab_size = shape.vocab;
   mc.n_layers = shape.layers;
@@ -38,18 +42,48 @@ StepTiming time_training_steps(const StepBenchShape& shape, const std::string& e
   TrainingSetup setup;
   setup.schedule = LrSchedule{1e-3, 0, 1000, 0.1};
   setup.init_seed = 1;
-  auto backend = make_training_backend(mc, setup, backend_options);
-  TokenBatch batch = random_batch(shape.batch, shape.length, shape.vocab, 7);
+  return make_training_backend(mc, setup, options);
+}
+
+// The median, fastest and slowest of `timed` calls of `call` (which returns a loss) after `warmup`
+// untimed ones; final_loss is the last call's.
+template <class Call>
+StepTiming time_calls(int warmup, int timed, const Call& call) {
   std::vector<double> ms;
   double loss = 0;
-  for (int s = 0; s < warmup + steps; ++s) {
+  for (int s = 0; s < warmup + timed; ++s) {
     auto t0 = std::chrono::steady_clock::now();
-    loss = backend->step(batch).loss;
+    loss = call();
     auto t1 = std::chrono::steady_clock::now();
     if (s >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms.front(), ms.back(), int64_t(backend->download_parameters().count()), loss};
+  StepTiming t;
+  t.median_ms = ms[ms.size() / 2];
+  t.min_ms = ms.front();
+  t.max_ms = ms.back();
+  t.final_loss = loss;
+  return t;
+}
+
+}  // namespace
+
+StepTiming time_training_steps(const StepBenchShape& shape, const std::string& encoding, int warmup, int steps,
+                               const BackendOptions& backend_options) {
+  auto backend = bench_backend(shape, encoding, backend_options);
+  const TokenBatch batch = random_batch(shape.batch, shape.length, shape.vocab, 7);
+  StepTiming t = time_calls(warmup, steps, [&] { return double(backend->step(batch).loss); });
+  t.parameters = int64_t(backend->download_parameters().count());
+  return t;
+}
+
+StepTiming time_evaluation_batches(const StepBenchShape& shape, const std::string& encoding, int64_t eval_batch,
+                                   int warmup, int batches, const BackendOptions& backend_options) {
+  auto backend = bench_backend(shape, encoding, backend_options);
+  const TokenBatch batch = random_batch(eval_batch, shape.length, shape.vocab, 11);
+  StepTiming t = time_calls(warmup, batches, [&] { return backend->predict(batch).loss; });
+  t.parameters = int64_t(backend->download_parameters().count());
+  return t;
 }
 
 }  // namespace pathbench

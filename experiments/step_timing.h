@@ -1,5 +1,5 @@
-// Timing of training steps of the standard model on the CPU or the GPU (shared by `bench` and
-// `bench-tasks`).
+// Timing of training steps and evaluation batches of the standard model on the CPU or the GPU
+// (shared by `bench` and `bench-tasks`).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,5 +29,11 @@ TokenBatch random_batch(int64_t batch, int64_t length, int64_t vocab, uint64_t s
 // `shape`, on the device of `backend`.
 StepTiming time_training_steps(const StepBenchShape& shape, const std::string& encoding, int warmup, int steps,
                                const BackendOptions& backend = {});
+
+// Times `batches` evaluation batches of `eval_batch` sequences (TrainingBackend::predict: the
+// forward, the masked loss and every position's argmax brought back, as a run's evaluation does),
+// after `warmup` untimed ones, of the same model, untrained; final_loss is the last batch's loss.
+StepTiming time_evaluation_batches(const StepBenchShape& shape, const std::string& encoding, int64_t eval_batch,
+                                   int warmup, int batches, const BackendOptions& backend = {});
 
 }  // namespace pathbench

@@ -182,6 +182,12 @@ TEST_CASE("bench writes one timing per encoding and the source's git state", "[r
   REQUIRE(doc["results"].size() == 2);
   CHECK(doc["results"][1]["encoding"] == "path");
   CHECK(doc["results"][1]["tokens_per_s"].get<double>() > 0);
+  CHECK(doc["eval_batch"] == 2);  // the training batch, where --eval-batch is not given
+  CHECK(doc["results"][1]["eval_ms_per_batch_median"].get<double>() > 0);
+  CHECK(doc["results"][1]["eval_tokens_per_s"].get<double>() > 0);
+  bench({"--encodings", "nope", "--eval-batch", "5", "--out", dir + "/eval.json"});
+  CHECK(json::parse(read_file(dir + "/eval.json"))["eval_batch"] == 5);
+  CHECK_THROWS_WITH(bench({"--eval-batch", "0", "--out", dir + "/bad.json"}), Catch::Contains("--eval-batch"));
   CHECK_THROWS_WITH(bench({"--encodings", "nosuch", "--out", dir + "/bad.json"}), Catch::Contains("nosuch"));
   CHECK_THROWS_WITH(bench({"--attention", "true", "--out", dir + "/bad.json"}), Catch::Contains("--device cuda"));
   CHECK_FALSE(fs::exists(dir + "/bad.json"));
