@@ -36,7 +36,7 @@ std::string sweep_plan_text(const std::vector<RunState>& states, size_t planned,
                             owner->pid, now - owner->heartbeat);
       }
     ++counts[state];
-    lines += fmt::format("{:>4}  {:<44} {:<14} {} steps  {}{}\n", s.position, s.run->file_stem(), state,
+    lines += fmt::format("{:>4}  {:<44} {:<20} {} steps  {}{}\n", s.position, s.run->file_stem(), state,
                          s.run->config.training.steps, s.run->axes.empty() ? "" : s.run->axes.dump(), claim);
   }
   std::vector<std::string> summary;
