@@ -124,8 +124,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--gpus", o->gpus,
                   "GPUs to place workers on: 'all' or indices such as 0,2 (--jobs workers on each); the runs must "
                   "have device cuda");
-  cmd->add_flag("--dry-run", o->dry_run, "validate every run and list them with their state (done, running: claimed by a live worker, to "
-               "resume, to rerun, to run) and a count of each; train nothing");
+  cmd->add_flag("--dry-run", o->dry_run,
+                "validate every run and list them with their state (done, running: claimed by a live worker, to "
+                "resume, to rerun, to run) and a count of each; train nothing");
   cmd->callback([o]() { run_command(*o); });
 }
 

@@ -81,9 +81,7 @@ StepTiming time_evaluation_batches(const StepBenchShape& shape, const std::strin
                                    int warmup, int batches, const BackendOptions& backend_options) {
   auto backend = bench_backend(shape, encoding, backend_options);
   const TokenBatch batch = random_batch(eval_batch, shape.length, shape.vocab, 11);
-  StepTiming t = time_calls(warmup, batches, [&] { return backend->predict(batch).loss; });
-  t.parameters = int64_t(backend->download_parameters().count());
-  return t;
+  return time_calls(warmup, batches, [&] { return backend->predict(batch).loss; });
 }
 
 }  // namespace pathbench

@@ -32,7 +32,8 @@ StepTiming time_training_steps(const StepBenchShape& shape, const std::string& e
 
 // Times `batches` evaluation batches of `eval_batch` sequences (TrainingBackend::predict: the
 // forward, the masked loss and every position's argmax brought back, as a run's evaluation does),
-// after `warmup` untimed ones, of the same model, untrained; final_loss is the last batch's loss.
+// after `warmup` untimed ones, of the same model, untrained; final_loss is the last batch's loss
+// (parameters stays 0: the training timing reports them).
 StepTiming time_evaluation_batches(const StepBenchShape& shape, const std::string& encoding, int64_t eval_batch,
                                    int warmup, int batches, const BackendOptions& backend = {});
 

@@ -2,11 +2,11 @@
 """Times one sweep at several --jobs values and writes JSON: for each value, `pathbench run CONFIG
 --jobs J` into a fresh folder, its wall time, the runs' training throughput and where each run's
 time went (training, evaluation, the rest), the GPUs' mean utilization (sampled by nvidia-smi once a
-second, where there is one) and, for each value after the first, whether every run's metrics equal those of the first (bit-identical is expected on the CPU
-when the runs' thread count is fixed; GPU runs may differ by the kernels' run-to-run
-nondeterminism). The first value's metrics are written too (`metrics_by_run`, by run id and hash,
-as the result files are named: an id alone can repeat within a sweep), so that two files, e.g. two
-code versions or machines, can be compared run by run.
+second, where there is one) and, for each value after the first, whether every run's metrics equal
+those of the first (bit-identical is expected on the CPU when the runs' thread count is fixed; GPU
+runs may differ by the kernels' run-to-run nondeterminism). The first value's metrics are written
+too (`metrics_by_run`, by run id and hash, as the result files are named: an id alone can repeat
+within a sweep), so that two files, e.g. two code versions or machines, can be compared run by run.
 
 Usage: scripts/bench_sweep.py CONFIG --jobs 1 2 4 8 --out results/bench/sweep-X.json
        [--pathbench build/pathbench] [--set key=value ...] [--gpus LIST]
