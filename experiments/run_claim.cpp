@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -25,20 +26,35 @@ std::string claim_path(const std::string& dir, const std::string& stem, int64_t 
   return (fs::path(dir) / fmt::format("{}.{}.claim", stem, generation)).string();
 }
 
+// The run stem and generation of a claim file's name "<stem>.<generation>.claim"; nullopt for any
+// other name.
+std::optional<std::pair<std::string, int64_t>> parse_claim_name(const std::string& name) {
+  const std::string suffix = ".claim";
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  const std::string rest = name.substr(0, name.size() - suffix.size());  // "<stem>.<generation>"
+  const size_t dot = rest.rfind('.');
+  if (dot == std::string::npos || dot == 0) return std::nullopt;
+  const std::string digits = rest.substr(dot + 1);
+  if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::make_pair(rest.substr(0, dot), int64_t(std::stoll(digits)));
+}
+
+// Every claim file in `dir` as (stem, generation).
+std::vector<std::pair<std::string, int64_t>> claims_in(const std::string& dir) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    if (auto claim = parse_claim_name(it->path().filename().string())) out.push_back(std::move(*claim));
+  return out;
+}
+
 // The generations of `stem`'s claim files in `dir`, ascending.
 std::vector<int64_t> claim_generations(const std::string& dir, const std::string& stem) {
   std::vector<int64_t> out;
-  const std::string prefix = stem + ".", suffix = ".claim";
-  std::error_code ec;
-  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    out.push_back(std::stoll(digits));
-  }
+  for (const auto& [claim_stem, generation] : claims_in(dir))
+    if (claim_stem == stem) out.push_back(generation);
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -88,10 +104,16 @@ bool claim_is_stale(const ClaimOwner& owner, double now, double stale_after_s) {
   return ::kill(pid_t(owner.pid), 0) != 0 && errno == ESRCH;
 }
 
-std::optional<ClaimOwner> newest_claim_owner(const std::string& dir, const std::string& stem) {
-  const std::vector<int64_t> generations = claim_generations(dir, stem);
-  if (generations.empty()) return std::nullopt;
-  return read_owner(claim_path(dir, stem, generations.back()));
+std::map<std::string, ClaimOwner> newest_claim_owners(const std::string& dir) {
+  std::map<std::string, int64_t> newest;  // stem → its highest generation
+  for (const auto& [stem, generation] : claims_in(dir)) {
+    int64_t& g = newest.emplace(stem, generation).first->second;
+    g = std::max(g, generation);
+  }
+  std::map<std::string, ClaimOwner> owners;
+  for (const auto& [stem, generation] : newest)
+    if (std::optional<ClaimOwner> owner = read_owner(claim_path(dir, stem, generation))) owners[stem] = *owner;
+  return owners;
 }
 
 void release_claims_of(const std::string& dir, const std::string& stem, int64_t pid) {

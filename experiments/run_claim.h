@@ -8,6 +8,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,9 +34,9 @@ double unix_now();
 // or its heartbeat is more than `stale_after_s` seconds old (a lost host, a stopped process).
 bool claim_is_stale(const ClaimOwner& owner, double now, double stale_after_s);
 
-// The owner named in run `stem`'s newest claim in `dir`; nullopt when it has none, or it cannot be
-// read (being removed).
-std::optional<ClaimOwner> newest_claim_owner(const std::string& dir, const std::string& stem);
+// Run stem → the owner named in its newest claim in `dir`, read in one pass over the folder; a run
+// with no claim, or whose newest claim cannot be read (being removed), is absent.
+std::map<std::string, ClaimOwner> newest_claim_owners(const std::string& dir);
 
 // Removes the claims of run `stem` in `dir` that name process `pid` of this host (a worker that died).
 void release_claims_of(const std::string& dir, const std::string& stem, int64_t pid);

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <optional>
 
 #include "experiments/run_claim.h"
 
@@ -24,17 +23,18 @@ std::string planned_state(const std::string& previous) {
 
 std::string sweep_plan_text(const std::vector<RunState>& states, size_t planned, const SweepOptions& options,
                             double now) {
+  const std::map<std::string, ClaimOwner> owners = newest_claim_owners(options.out_dir);
   std::map<std::string, int64_t> counts;  // state → runs
   std::string lines;
   for (const RunState& s : states) {
     std::string state = planned_state(s.previous), claim;
-    if (s.previous != "done")
-      if (const std::optional<ClaimOwner> owner = newest_claim_owner(options.out_dir, s.run->file_stem())) {
-        const bool stale = claim_is_stale(*owner, now, options.claim_stale_after_s);
-        if (!stale) state = "running";
-        claim = fmt::format("  ({}claim of {} pid {}, heartbeat {:.0f} s ago)", stale ? "stale " : "", owner->host,
-                            owner->pid, now - owner->heartbeat);
-      }
+    const auto owner = owners.find(s.run->file_stem());
+    if (s.previous != "done" && owner != owners.end()) {
+      const bool stale = claim_is_stale(owner->second, now, options.claim_stale_after_s);
+      if (!stale) state = "running";
+      claim = fmt::format("  ({}claim of {} pid {}, heartbeat {:.0f} s ago)", stale ? "stale " : "",
+                          owner->second.host, owner->second.pid, now - owner->second.heartbeat);
+    }
     ++counts[state];
     lines += fmt::format("{:>4}  {:<44} {:<20} {} steps  {}{}\n", s.position, s.run->file_stem(), state,
                          s.run->config.training.steps, s.run->axes.empty() ? "" : s.run->axes.dump(), claim);
