@@ -6,9 +6,6 @@
 
 namespace pathbench::cuda::tiles {
 
-constexpr float kLog2e = 1.4426950408889634f;
-constexpr float kLn2 = 0.6931471805599453f;
-
 struct OnlineSoftmax {
   float m[2] = {-INFINITY, -INFINITY};  // running max of rows g and g+8 (log2 units)
   float l[2] = {0.f, 0.f};              // this thread's part of the running sum of 2^(x − m)

@@ -23,6 +23,8 @@ constexpr int kWarps = 4;                 // warps per block in the attention ke
 constexpr int kThreads = 32 * kWarps;
 constexpr int kChunk = 64;                // rows of a query or key block (PaTH's chunk size C)
 constexpr unsigned kFullMask = 0xffffffffu;
+constexpr float kLog2e = 1.4426950408889634f;  // logits in log₂ units: 2^(x·log₂e) = eˣ
+constexpr float kLn2 = 0.6931471805599453f;
 
 // Row stride (elements) of a shared tile with `cols` columns: padded by 16 bytes so that the 8 rows
 // read by one ldmatrix (or by the 8 row groups of a warp) fall in different banks.

@@ -1,5 +1,6 @@
-// RoPE rotation kernel, CUDA: one thread per (row, pair), in place or into another buffer.
+// RoPE rotation kernel, CUDA: blocks of positions of one slice, in place or into another buffer.
 #include <cmath>
+#include <cstdint>
 #include <string>
 
 #include "core/attention/cuda/tiles.cuh"
@@ -10,23 +11,31 @@ namespace pathbench::cuda {
 
 namespace {
 
-// θ_m in double per block (shared), then per element: the angle in double, reduced to [−π, π] in
-// double, its sine and cosine in float (accurate to a few ulp, like the CPU's double values rounded).
+constexpr int kRopePositions = 64;  // positions of one slice per block
+
+// One block per kRopePositions positions of one [T, D] slice; thread (r, m) = (tid / half, tid % half)
+// rotates pair m of positions r, r + 128 / half, … (so no index is divided per element). θ_m in
+// double per block (shared), then per element: the angle in double, reduced to [−π, π] in double, its
+// sine and cosine in float (accurate to a few ulp, like the CPU's double values rounded).
 template <typename S>
-__global__ void rope_kernel(const S* x, S* out, int64_t rows, int length, int half, double base, float sign,
+__global__ void rope_kernel(const S* x, S* out, int length, int half, double base, float sign,
                             int64_t position_offset) {
   __shared__ double theta[64];
   for (int m = int(threadIdx.x); m < half; m += blockDim.x) theta[m] = pow(base, -2.0 * double(m) / double(2 * half));
   __syncthreads();
   constexpr double kTwoPi = 6.283185307179586;
-  const int64_t n = rows * half;
-  for (int64_t idx = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; idx < n; idx += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t row = idx / half;
-    const int m = int(idx % half);
-    const double angle = double(row % length + position_offset) * theta[m];
+  const int position_blocks = (length + kRopePositions - 1) / kRopePositions;
+  const int64_t slice = blockIdx.x / position_blocks;
+  const int first = int(blockIdx.x % position_blocks) * kRopePositions;
+  const int end = min(length, first + kRopePositions), stride = int(blockDim.x) / half;
+  const int m = int(threadIdx.x) % half, r = int(threadIdx.x) / half;
+  if (r >= stride) return;  // threads past the last whole row of pairs (when half does not divide blockDim)
+  for (int t = first + r; t < end; t += stride) {
+    const double angle = double(t + position_offset) * theta[m];
     float sf, cf;
     sincosf(float(fma(-rint(angle / kTwoPi), kTwoPi, angle)), &sf, &cf);
     sf *= sign;
+    const int64_t row = slice * length + t;
     const S* xr = x + row * (2 * half);
     const float a = tiles::to_float(xr[m]), b = tiles::to_float(xr[m + half]);
     S* yr = out + row * (2 * half);
@@ -43,10 +52,12 @@ void rope_rotate_copy(const S* x, S* out, int64_t batch_heads, int64_t length, i
   if (batch_heads <= 0 || length <= 0 || head_dim <= 0 || head_dim % 2 != 0 || head_dim > 128)
     throw Error("rope_rotate (cuda): bad shape BH " + std::to_string(batch_heads) + " T " + std::to_string(length) +
                 " D " + std::to_string(head_dim) + " (D must be even, at most 128)");
-  const int64_t n = batch_heads * length * (head_dim / 2);
-  const int64_t blocks = std::min<int64_t>((n + tiles::kThreads - 1) / tiles::kThreads, 4096);
-  launch_kernel(rope_kernel<S>, dim3(unsigned(blocks)), 0, stream, "rope_kernel", x, out, batch_heads * length,
-                int(length), int(head_dim / 2), base, inverse ? -1.f : 1.f, position_offset);
+  const int64_t blocks = batch_heads * ((length + kRopePositions - 1) / kRopePositions);
+  if (length > INT32_MAX - kRopePositions || blocks > INT32_MAX)
+    throw Error("rope_rotate (cuda): BH " + std::to_string(batch_heads) + " T " + std::to_string(length) +
+                " is too large for one launch");
+  launch_kernel(rope_kernel<S>, dim3(unsigned(blocks)), 0, stream, "rope_kernel", x, out, int(length),
+                int(head_dim / 2), base, inverse ? -1.f : 1.f, position_offset);
 }
 
 template <typename S>

@@ -9,6 +9,10 @@
 // over later keys is the block's suffix sum plus what S_i leaves after the blocks seen so far
 // (kept as a float pair, so the subtraction loses nothing that matters). r = 1 when the remainder
 // goes to the current token. dq stays in registers; dk, dv are accumulated with atomics.
+// Logits and softplus sums are kept in log₂ units (·log₂e), so each weight is one 2ˣ; only the
+// diagonal block and the last block (rows past T) test which entries are visible.
+#include <type_traits>
+
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/sba/cuda/sba_kernels.h"
 
@@ -31,13 +35,37 @@ struct SbaLayout {
   static constexpr int backward_stages = backward_bytes(2) <= 227 * 1024 ? 2 : 1;
 };
 
-// log σ(z), softplus(z) = −log σ(−z) and σ(z), from one exp and one log1p.
+// log₂σ(z), log₂(1 + 2ᵘ) = softplus(z)·log₂e and σ(z) for u = z·log₂e, from one 2ˣ and one
+// log₂(1 + t). bf16 storage (kApprox) takes the hardware's approximate log₂ and reciprocal, whose
+// errors (≈ 2⁻²² absolute) lie far below bf16's rounding; fp32 keeps the accurate log1p and division.
 struct SigmoidTerms {
   float log_sigmoid, softplus, sigmoid;
 };
-__device__ __forceinline__ SigmoidTerms sigmoid_terms(float z) {
-  const float e = expf(-fabsf(z)), l1 = log1pf(e);
-  return {fminf(z, 0.f) - l1, fmaxf(z, 0.f) + l1, z >= 0.f ? 1.f / (1.f + e) : e / (1.f + e)};
+template <bool kApprox>
+__device__ __forceinline__ SigmoidTerms sigmoid_terms(float u) {
+  const float t = exp2f(-fabsf(u));
+  const float l = kApprox ? __log2f(1.f + t) : log1pf(t) * kLog2e;
+  const float r = kApprox ? __fdividef(1.f, 1.f + t) : 1.f / (1.f + t);
+  return {fminf(u, 0.f) - l, fmaxf(u, 0.f) + l, u >= 0.f ? r : t * r};
+}
+
+// The warp's 16 × 64 logits z (s·q·k, unscaled) become log₂σ in place; sp ← log₂(1 + 2ᵘ), sig ← σ.
+// kMasked (the diagonal block, or a block with rows past T): keys right of the query, and rows past
+// T, get log₂σ = −∞ and sp = 0. Other blocks need no test.
+template <bool kApprox, bool kMasked>
+__device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4], float (&sig)[8][4], float scale2,
+                                            int row0, int k0, int T) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const SigmoidTerms st = sigmoid_terms<kApprox>(z[n][e] * scale2);
+      const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+      const bool visible = !kMasked || (j <= i && i < T);
+      sp[n][e] = visible ? st.softplus : 0.f;
+      z[n][e] = visible ? st.log_sigmoid : -INFINITY;
+      sig[n][e] = st.sigmoid;
+    }
 }
 
 // For each of the thread's two rows, an exclusive sum across the 64 columns of the block (the quad's
@@ -90,7 +118,10 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
   const int64_t base = int64_t(blockIdx.y) * T;
   const S* k = a.k + base * D;
   const S* v = a.v + base * D;
-  const int q0 = qb * kChunk, w = warp_id();
+  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
+  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
+  const float scale2 = a.scale * kLog2e;
+  constexpr bool kApprox = !std::is_same_v<S, float>;
 
   auto issue = [&](int it) {
     const int st = it & 1, k0 = (qb - it) * kChunk;
@@ -110,25 +141,19 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
     if (it < qb) issue(it + 1);
     cp_async_commit();
     const int st = it & 1, k0 = (qb - it) * kChunk;
-    float z[8][4], sp[8][4], after[8][4], total[2];
+    float z[8][4], sp[8][4], unused[8][4], after[8][4], total[2];
     zero(z);
     mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
-#pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = q0 + 16 * w + acc_row(e), j = k0 + acc_col(n, e);
-        const SigmoidTerms st_ = sigmoid_terms(z[n][e] * a.scale);
-        const bool visible = j <= i && i < T;
-        sp[n][e] = visible ? st_.softplus : 0.f;
-        z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
-      }
+    if (it == 0 || masked_rows)
+      stick_terms<kApprox, true>(z, sp, unused, scale2, row0, k0, T);
+    else
+      stick_terms<kApprox, false>(z, sp, unused, scale2, row0, k0, T);
     row_exclusive_sums<true>(sp, after, total);
 #pragma unroll
     for (int n = 0; n < 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float av = expf(z[n][e] - after[n][e] - carry[e >> 1]);
+        const float av = exp2f(z[n][e] - after[n][e] - carry[e >> 1]);
         z[n][e] = av;
         mass[e >> 1] += av;
       }
@@ -136,7 +161,6 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
     add_compensated(carry[1], carry_lo[1], total[1]);
     mma_acc<BLayout::KN>(acc_o, z, sv + st * L::tile, ld);
   }
-  const int row0 = q0 + 16 * w;
   store_row_pair(totals_hi + base + row0, carry, T - row0);
   store_row_pair(totals_lo + base + row0, carry_lo, T - row0);
   if (a.remainder_to_current) {
@@ -178,6 +202,9 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   const S* v = a.v + base * D;
   const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
   const float rem = a.remainder_to_current ? 1.f : 0.f;
+  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
+  const float scale2 = a.scale * kLog2e;
+  constexpr bool kApprox = !std::is_same_v<S, float>;
 
   auto issue = [&](int it) {
     const int st = it % kStages, k0 = it * kChunk;
@@ -222,45 +249,42 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
     zero(dpv);
     mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, tk, ld);
     mma_ss<BLayout::NK, false, 8, KTD>(dpv, sdo + 16 * w * ld, ld, sv + st * L::tile, ld);
+    // z ← a, dpv ← g, sp ← dz; kMasked: the diagonal block, or rows past T.
+    auto weights_and_gradients = [&](auto masked) {
+      constexpr bool kMasked = decltype(masked)::value;
+      stick_terms<kApprox, kMasked>(z, sp, sig, scale2, row0, k0, T);
+      row_exclusive_sums<true>(sp, after, total);
+      // later ← the softplus sum of the blocks right of this one.
+      float right[2];
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
-        const SigmoidTerms st_ = sigmoid_terms(z[n][e] * a.scale);
-        const bool visible = j <= i && i < T;
-        sp[n][e] = visible ? st_.softplus : 0.f;
-        z[n][e] = visible ? st_.log_sigmoid : -INFINITY;
-        sig[n][e] = st_.sigmoid;
+      for (int r = 0; r < 2; ++r) {
+        add_compensated(later[r], later_lo[r], -total[r]);
+        right[r] = later[r] + later_lo[r];
       }
-    row_exclusive_sums<true>(sp, after, total);
-    // later ← the softplus sum of the blocks right of this one.
-    float right[2];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      add_compensated(later[r], later_lo[r], -total[r]);
-      right[r] = later[r] + later_lo[r];
-    }
-    // z ← a, dpv ← g.
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+        for (int e = 0; e < 4; ++e) {
+          const float av = exp2f(z[n][e] - after[n][e] - right[e >> 1]);
+          z[n][e] = av;
+          mass[e >> 1] += av;
+          dpv[n][e] = av * (dpv[n][e] - rem * do_v[e >> 1]);
+        }
+      row_exclusive_sums<false>(dpv, after, total);
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float av = expf(z[n][e] - after[n][e] - right[e >> 1]);
-        z[n][e] = av;
-        mass[e >> 1] += av;
-        dpv[n][e] = av * (dpv[n][e] - rem * do_v[e >> 1]);
-      }
-    row_exclusive_sums<false>(dpv, after, total);
-    // sp ← dz.
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
-        const float before = g_carry[e >> 1] + after[n][e];
-        sp[n][e] = j <= i && i < T ? dpv[n][e] * (1.f - sig[n][e]) - sig[n][e] * before : 0.f;
-      }
+        for (int e = 0; e < 4; ++e) {
+          const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+          const float before = g_carry[e >> 1] + after[n][e];
+          const bool visible = !kMasked || (j <= i && i < T);
+          sp[n][e] = visible ? dpv[n][e] * (1.f - sig[n][e]) - sig[n][e] * before : 0.f;
+        }
+    };
+    if (it == qb || masked_rows)
+      weights_and_gradients(std::true_type{});
+    else
+      weights_and_gradients(std::false_type{});
     g_carry[0] += total[0];
     g_carry[1] += total[1];
     mma_acc<BLayout::KN>(acc_dq, sp, tk, ld);

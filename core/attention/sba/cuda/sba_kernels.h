@@ -21,8 +21,8 @@ struct StickBreakingCudaArgs {
   bool remainder_to_current = false;
 };
 
-// What the forward keeps for the backward (`saved`): each row's S_i = Σ_{j≤i} softplus(z_ij) as a
-// float pair hi + lo, [2, BH, T] floats.
+// What the forward keeps for the backward (`saved`): each row's S_i = Σ_{j≤i} softplus(z_ij) in log₂
+// units (·log₂e) as a float pair hi + lo, [2, BH, T] floats.
 template <typename S>
 size_t stick_breaking_saved_bytes(const StickBreakingCudaArgs<S>& a);
 
