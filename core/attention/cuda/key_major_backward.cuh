@@ -5,6 +5,8 @@
 // into an fp32 dQ accumulator with atomics. The FoX bias g·(c_i − c_j) only adds −g·Σ_i dS_ij to
 // the key's gate gradient (the row sums of dS vanish: Σ_j P_ij (dP_ij − δ_i) = 0).
 #pragma once
+#include <type_traits>
+
 #include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/cuda/tiles.cuh"
 
@@ -111,19 +113,28 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
     zero(ds);
     mma_ss<BLayout::NK, false, 8, KTD>(p, sk + 16 * w * ld, ld, tq, ld);
     mma_ss<BLayout::NK, false, 8, KTD>(ds, sv + 16 * w * ld, ld, tdo, ld);
+    // p ← P, ds ← dS. kMasked: a block with pairs that do not count (the diagonal block, queries or
+    // keys past T); the others need no test.
+    auto probabilities = [&](auto masked) {
+      constexpr bool kMasked = decltype(masked)::value;
 #pragma unroll
-    for (int n = 0; n < 8; ++n)
+      for (int n = 0; n < 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int il = acc_col(n, e), jl = 16 * w + acc_row(e);
-        const bool visible = q0 + il < T && (kCausal ? k0 + jl <= q0 + il : k0 + jl < T);
-        float xv = p[n][e] * scale2 - slse[st * kChunk + il] * kLog2e;
-        if (gate) xv += gate2 * (sgq[st * kChunk + il] - sgk[jl]);
-        const float pv = visible ? exp2f(xv) : 0.f;
-        p[n][e] = pv;
-        ds[n][e] = pv * (ds[n][e] - sdelta[st * kChunk + il]);
-        col_sum[e >> 1] += ds[n][e];
-      }
+        for (int e = 0; e < 4; ++e) {
+          const int il = acc_col(n, e), jl = 16 * w + acc_row(e);
+          const bool visible = !kMasked || (q0 + il < T && (kCausal ? k0 + jl <= q0 + il : k0 + jl < T));
+          float xv = p[n][e] * scale2 - slse[st * kChunk + il] * kLog2e;
+          if (gate) xv += gate2 * (sgq[st * kChunk + il] - sgk[jl]);
+          const float pv = visible ? exp2_ftz(xv) : 0.f;
+          p[n][e] = pv;
+          ds[n][e] = pv * (ds[n][e] - sdelta[st * kChunk + il]);
+          col_sum[e >> 1] += ds[n][e];
+        }
+    };
+    if (q0 + kChunk > T || (kCausal ? qb == kb : k0 + kChunk > T))
+      probabilities(std::true_type{});
+    else
+      probabilities(std::false_type{});
     mma_acc<BLayout::KN>(acc_dv, p, tdo, ld);
     mma_acc<BLayout::KN>(acc_dk, ds, tq, ld);
     store_acc(ds, sds + 16 * w * lds, lds);

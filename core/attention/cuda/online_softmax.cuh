@@ -20,13 +20,13 @@ struct OnlineSoftmax {
       for (int n = 0; n < 8; ++n) mx = fmaxf(mx, fmaxf(x[n][2 * r], x[n][2 * r + 1]));
       mx = quad_max(mx);
       const float base = mx == -INFINITY ? 0.f : mx;  // a fully masked row so far stays at zero
-      const float corr = exp2f(m[r] - base);
+      const float corr = exp2_ftz(m[r] - base);
       m[r] = mx;
       float sum = 0.f;
 #pragma unroll
       for (int n = 0; n < 8; ++n) {
-        x[n][2 * r] = exp2f(x[n][2 * r] - base);
-        x[n][2 * r + 1] = exp2f(x[n][2 * r + 1] - base);
+        x[n][2 * r] = exp2_ftz(x[n][2 * r] - base);
+        x[n][2 * r + 1] = exp2_ftz(x[n][2 * r + 1] - base);
         sum += x[n][2 * r] + x[n][2 * r + 1];
       }
       l[r] = l[r] * corr + sum;

@@ -52,6 +52,26 @@ struct SmemCarver {
   }
 };
 
+// The hardware's approximate 2ˣ, log₂ x and 1/x (relative error ≈ 2⁻²²) with subnormal inputs and
+// results flushed to zero. exp2f and the __log2f, __fdividef intrinsics use the same approximations
+// but, without flushing, wrap a range test and rescaling multiplies around each to keep subnormals,
+// which no attention weight needs (a weight below 2⁻¹²⁶ is as good as zero).
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float log2_ftz(float x) {
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+__device__ __forceinline__ float rcp_ftz(float x) {
+  float y;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ int lane_id() { return int(threadIdx.x & 31); }
 __device__ __forceinline__ int warp_id() { return int(threadIdx.x >> 5); }
 

@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kThreads)
           const int il = acc_col(n, e), jl = r0 + acc_row(e);
           float x = p[n][e] * scale2 - sm.lse[il];
           if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
-          const float pv = b0 + il < T ? exp2f(x) : 0.f;
+          const float pv = b0 + il < T ? exp2_ftz(x) : 0.f;
           p[n][e] = pv;
           ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
           col_sum[e >> 1] += ds[n][e];
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(kThreads)
       const int il = r0 + acc_row(e), jl = acc_col(n, e);
       float x = p[n][e] * scale2 - sm.lse[il];
       if (gate) x += a.gate_scale * kLog2e * (sm.gate[il] - sm.gate[jl]);
-      const float pv = jl <= il && il < valid ? exp2f(x) : 0.f;
+      const float pv = jl <= il && il < valid ? exp2_ftz(x) : 0.f;
       p[n][e] = pv;
       ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
     }

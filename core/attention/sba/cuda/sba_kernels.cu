@@ -43,9 +43,9 @@ struct SigmoidTerms {
 };
 template <bool kApprox>
 __device__ __forceinline__ SigmoidTerms sigmoid_terms(float u) {
-  const float t = exp2f(-fabsf(u));
-  const float l = kApprox ? __log2f(1.f + t) : log1pf(t) * kLog2e;
-  const float r = kApprox ? __fdividef(1.f, 1.f + t) : 1.f / (1.f + t);
+  const float t = exp2_ftz(-fabsf(u));
+  const float l = kApprox ? log2_ftz(1.f + t) : log1pf(t) * kLog2e;
+  const float r = kApprox ? rcp_ftz(1.f + t) : 1.f / (1.f + t);
   return {fminf(u, 0.f) - l, fmaxf(u, 0.f) + l, u >= 0.f ? r : t * r};
 }
 
@@ -153,7 +153,7 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
     for (int n = 0; n < 8; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const float av = exp2f(z[n][e] - after[n][e] - carry[e >> 1]);
+        const float av = exp2_ftz(z[n][e] - after[n][e] - carry[e >> 1]);
         z[n][e] = av;
         mass[e >> 1] += av;
       }
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
       for (int n = 0; n < 8; ++n)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const float av = exp2f(z[n][e] - after[n][e] - right[e >> 1]);
+          const float av = exp2_ftz(z[n][e] - after[n][e] - right[e >> 1]);
           z[n][e] = av;
           mass[e >> 1] += av;
           dpv[n][e] = av * (dpv[n][e] - rem * do_v[e >> 1]);
