@@ -58,6 +58,12 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
   using namespace tiles;
   using L = KeyMajorLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::stages;
+  // At D = 64 the kernel fits 168 registers (three blocks per multiprocessor) only in a compact form:
+  // one copy of the probability loop, testing every pair, and exp2f. With exp2_ftz and an untested
+  // copy for the blocks that need no test, ptxas takes 178–185 registers (two blocks), which was
+  // 2.4–3.8 % slower at the D = 64 anchors; at D = 16, 32 and 128 that form was 3–9 % faster
+  // (docs/cuda-attention-notes.md, v22).
+  constexpr bool kCompact = D == 64;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   S* sk = reinterpret_cast<S*>(smem_raw);
   S* sv = sk + L::tile;
@@ -114,7 +120,7 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
     mma_ss<BLayout::NK, false, 8, KTD>(p, sk + 16 * w * ld, ld, tq, ld);
     mma_ss<BLayout::NK, false, 8, KTD>(ds, sv + 16 * w * ld, ld, tdo, ld);
     // p ← P, ds ← dS. kMasked: a block with pairs that do not count (the diagonal block, queries or
-    // keys past T); the others need no test.
+    // keys past T); the others need no test, except in the compact form (kCompact).
     auto probabilities = [&](auto masked) {
       constexpr bool kMasked = decltype(masked)::value;
 #pragma unroll
@@ -125,13 +131,13 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
           const bool visible = !kMasked || (q0 + il < T && (kCausal ? k0 + jl <= q0 + il : k0 + jl < T));
           float xv = p[n][e] * scale2 - slse[st * kChunk + il] * kLog2e;
           if (gate) xv += gate2 * (sgq[st * kChunk + il] - sgk[jl]);
-          const float pv = visible ? exp2_ftz(xv) : 0.f;
+          const float pv = visible ? (kCompact ? exp2f(xv) : exp2_ftz(xv)) : 0.f;
           p[n][e] = pv;
           ds[n][e] = pv * (ds[n][e] - sdelta[st * kChunk + il]);
           col_sum[e >> 1] += ds[n][e];
         }
     };
-    if (q0 + kChunk > T || (kCausal ? qb == kb : k0 + kChunk > T))
+    if (kCompact || q0 + kChunk > T || (kCausal ? qb == kb : k0 + kChunk > T))
       probabilities(std::true_type{});
     else
       probabilities(std::false_type{});
