@@ -191,14 +191,25 @@ void check_rope(const Shape& sh, bool inverse, uint64_t seed) {
   INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " inverse " << inverse);
   CounterRng rng(seed, "rope");
   const size_t n = sh.bh * sh.T * sh.D;
-  const Host x = random_values<S>(n, rng);
-  Host ref = x;
+  const Host x = random_values<S>(n, rng), y = random_values<S>(n, rng);
+  Host ref = x, ref_y = y;
   rope_rotate(ref.data(), sh.bh, sh.T, sh.D, 500.0, inverse, 3);
-  DeviceArray<S> dx(n), copy(n);
+  rope_rotate(ref_y.data(), sh.bh, sh.T, sh.D, 500.0, inverse, 3);
+  DeviceArray<S> dx(n), copy(n), dy(n), pair_x(n), pair_y(n);
   dx.upload(x);
+  dy.upload(y);
   cuda::rope_rotate_copy<S>(dx.get(), copy.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3, nullptr);
-  cuda::rope_rotate(dx.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3, nullptr);
   CHECK_CLOSE("rotated copy", copy.download(), ref);
+  cuda::rope_rotate_copy_pair<S>(dx.get(), pair_x.get(), dy.get(), pair_y.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3,
+                                 nullptr);
+  CHECK_CLOSE("rotated copies of a pair: first", pair_x.download(), ref);
+  CHECK_CLOSE("rotated copies of a pair: second", pair_y.download(), ref_y);
+  cuda::rope_rotate_copy_pair<S>(dx.get(), dx.get(), dy.get(), dy.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3,
+                                 nullptr);
+  CHECK_CLOSE("pair rotated in place: first", dx.download(), ref);
+  CHECK_CLOSE("pair rotated in place: second", dy.download(), ref_y);
+  dx.upload(x);
+  cuda::rope_rotate(dx.get(), sh.bh, sh.T, sh.D, 500.0, inverse, 3, nullptr);
   CHECK_CLOSE("rotated in place", dx.download(), ref);
 }
 

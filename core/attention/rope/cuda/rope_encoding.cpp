@@ -20,12 +20,9 @@ class RopeEncoding : public PositionEncoding<S> {
 
   void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
     const AttentionDims& d = in.dims;
-    const int64_t bh = d.batch * d.heads, size = bh * d.length * d.head_dim;
-    cudaStream_t s = ctx_.stream();
-    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(q_rot_.data(), in.q, size_t(size) * sizeof(S), cudaMemcpyDeviceToDevice, s));
-    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(k_rot_.data(), in.k, size_t(size) * sizeof(S), cudaMemcpyDeviceToDevice, s));
-    rope_rotate(q_rot_.data(), bh, d.length, d.head_dim, base_, false, 0, s);
-    rope_rotate(k_rot_.data(), bh, d.length, d.head_dim, base_, false, 0, s);
+    const int64_t bh = d.batch * d.heads;
+    rope_rotate_copy_pair(in.q, q_rot_.data(), in.k, k_rot_.data(), bh, d.length, d.head_dim, base_, false, 0,
+                          ctx_.stream());
     attention_.forward(ctx_, q_rot_.data(), k_rot_.data(), in.v, nullptr, 1.0f, o);
   }
 
@@ -34,8 +31,7 @@ class RopeEncoding : public PositionEncoding<S> {
     const AttentionDims& d = in.dims;
     const int64_t bh = d.batch * d.heads;
     attention_.backward(ctx_, q_rot_.data(), k_rot_.data(), in.v, nullptr, 1.0f, o, d_o, dq, dk, dv, nullptr);
-    rope_rotate(dq, bh, d.length, d.head_dim, base_, true, 0, ctx_.stream());
-    rope_rotate(dk, bh, d.length, d.head_dim, base_, true, 0, ctx_.stream());
+    rope_rotate_copy_pair<S>(dq, dq, dk, dk, bh, d.length, d.head_dim, base_, true, 0, ctx_.stream());
   }
 
   OpCallTensors<S> op_call() const override {

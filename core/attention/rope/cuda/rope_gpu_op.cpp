@@ -27,15 +27,13 @@ struct RopeGpuOp {
   }
   static void forward(const OpSettings& s, const GpuOpTensors<S>& t, Workspace f, cudaStream_t stream) {
     S *q = rotated(f, t, 0), *k = rotated(f, t, 1);
-    rope_rotate_copy(t.q, q, t.batch_heads, t.length, t.head_dim, s.rope_base, false, 0, stream);
-    rope_rotate_copy(t.k, k, t.batch_heads, t.length, t.head_dim, s.rope_base, false, 0, stream);
+    rope_rotate_copy_pair(t.q, q, t.k, k, t.batch_heads, t.length, t.head_dim, s.rope_base, false, 0, stream);
     softmax_attention_forward(Softmax::args(s, t, q, k), t.o, lse_in(f), stream);
   }
   static void backward(const OpSettings& s, const GpuOpTensors<S>& t, Workspace f, Workspace b, cudaStream_t stream) {
     softmax_attention_backward(Softmax::args(s, t, rotated(f, t, 0), rotated(f, t, 1)), t.o, lse_in(f), t.d_o,
                                t.dq, t.dk, t.dv, nullptr, b, stream);
-    rope_rotate(t.dq, t.batch_heads, t.length, t.head_dim, s.rope_base, true, 0, stream);
-    rope_rotate(t.dk, t.batch_heads, t.length, t.head_dim, s.rope_base, true, 0, stream);
+    rope_rotate_copy_pair<S>(t.dq, t.dq, t.dk, t.dk, t.batch_heads, t.length, t.head_dim, s.rope_base, true, 0, stream);
   }
 };
 

@@ -1,4 +1,5 @@
-// RoPE rotation kernel, CUDA: blocks of positions of one slice, in place or into another buffer.
+// RoPE rotation kernel, CUDA: blocks of positions of one slice, one or two tensors per pass, in place
+// or into other buffers.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -13,12 +14,21 @@ namespace {
 
 constexpr int kRopePositions = 64;  // positions of one slice per block
 
+// One or two tensors of one shape rotated by the same angles: x[i] → out[i] (out[i] = x[i]: in place).
+template <typename S>
+struct RopeTensors {
+  const S* x[2];
+  S* out[2];
+  int count;
+};
+
 // One block per kRopePositions positions of one [T, D] slice; thread (r, m) = (tid / half, tid % half)
 // rotates pair m of positions r, r + 128 / half, … (so no index is divided per element). θ_m in
 // double per block (shared), then per element: the angle in double, reduced to [−π, π] in double, its
-// sine and cosine in float (accurate to a few ulp, like the CPU's double values rounded).
+// sine and cosine in float (accurate to a few ulp, like the CPU's double values rounded), applied to
+// every tensor of the job.
 template <typename S>
-__global__ void rope_kernel(const S* x, S* out, int length, int half, double base, float sign,
+__global__ void rope_kernel(RopeTensors<S> job, int length, int half, double base, float sign,
                             int64_t position_offset) {
   __shared__ double theta[64];
   for (int m = int(threadIdx.x); m < half; m += blockDim.x) theta[m] = pow(base, -2.0 * double(m) / double(2 * half));
@@ -36,19 +46,19 @@ __global__ void rope_kernel(const S* x, S* out, int length, int half, double bas
     sincosf(float(fma(-rint(angle / kTwoPi), kTwoPi, angle)), &sf, &cf);
     sf *= sign;
     const int64_t row = slice * length + t;
-    const S* xr = x + row * (2 * half);
-    const float a = tiles::to_float(xr[m]), b = tiles::to_float(xr[m + half]);
-    S* yr = out + row * (2 * half);
-    yr[m] = tiles::from_float<S>(a * cf - b * sf);
-    yr[m + half] = tiles::from_float<S>(a * sf + b * cf);
+    for (int i = 0; i < job.count; ++i) {
+      const S* xr = job.x[i] + row * (2 * half);
+      const float a = tiles::to_float(xr[m]), b = tiles::to_float(xr[m + half]);
+      S* yr = job.out[i] + row * (2 * half);
+      yr[m] = tiles::from_float<S>(a * cf - b * sf);
+      yr[m + half] = tiles::from_float<S>(a * sf + b * cf);
+    }
   }
 }
 
-}  // namespace
-
 template <typename S>
-void rope_rotate_copy(const S* x, S* out, int64_t batch_heads, int64_t length, int64_t head_dim, double base,
-                      bool inverse, int64_t position_offset, cudaStream_t stream) {
+void rope_launch(const RopeTensors<S>& job, int64_t batch_heads, int64_t length, int64_t head_dim, double base,
+                 bool inverse, int64_t position_offset, cudaStream_t stream) {
   if (batch_heads <= 0 || length <= 0 || head_dim <= 0 || head_dim % 2 != 0 || head_dim > 128)
     throw Error("rope_rotate (cuda): bad shape BH " + std::to_string(batch_heads) + " T " + std::to_string(length) +
                 " D " + std::to_string(head_dim) + " (D must be even, at most 128)");
@@ -56,8 +66,23 @@ void rope_rotate_copy(const S* x, S* out, int64_t batch_heads, int64_t length, i
   if (length > INT32_MAX - kRopePositions || blocks > INT32_MAX)
     throw Error("rope_rotate (cuda): BH " + std::to_string(batch_heads) + " T " + std::to_string(length) +
                 " is too large for one launch");
-  launch_kernel(rope_kernel<S>, dim3(unsigned(blocks)), 0, stream, "rope_kernel", x, out, int(length),
+  launch_kernel(rope_kernel<S>, dim3(unsigned(blocks)), 0, stream, "rope_kernel", job, int(length),
                 int(head_dim / 2), base, inverse ? -1.f : 1.f, position_offset);
+}
+
+}  // namespace
+
+template <typename S>
+void rope_rotate_copy(const S* x, S* out, int64_t batch_heads, int64_t length, int64_t head_dim, double base,
+                      bool inverse, int64_t position_offset, cudaStream_t stream) {
+  rope_launch<S>({{x, nullptr}, {out, nullptr}, 1}, batch_heads, length, head_dim, base, inverse, position_offset,
+                 stream);
+}
+
+template <typename S>
+void rope_rotate_copy_pair(const S* a, S* a_out, const S* b, S* b_out, int64_t batch_heads, int64_t length,
+                           int64_t head_dim, double base, bool inverse, int64_t position_offset, cudaStream_t stream) {
+  rope_launch<S>({{a, b}, {a_out, b_out}, 2}, batch_heads, length, head_dim, base, inverse, position_offset, stream);
 }
 
 template <typename S>
@@ -72,5 +97,9 @@ template void rope_rotate_copy<float>(const float*, float*, int64_t, int64_t, in
                                       cudaStream_t);
 template void rope_rotate_copy<bf16>(const bf16*, bf16*, int64_t, int64_t, int64_t, double, bool, int64_t,
                                      cudaStream_t);
+template void rope_rotate_copy_pair<float>(const float*, float*, const float*, float*, int64_t, int64_t, int64_t,
+                                           double, bool, int64_t, cudaStream_t);
+template void rope_rotate_copy_pair<bf16>(const bf16*, bf16*, const bf16*, bf16*, int64_t, int64_t, int64_t, double,
+                                          bool, int64_t, cudaStream_t);
 
 }  // namespace pathbench::cuda

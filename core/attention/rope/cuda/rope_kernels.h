@@ -14,5 +14,10 @@ void rope_rotate(S* x, int64_t batch_heads, int64_t length, int64_t head_dim, do
 template <typename S>
 void rope_rotate_copy(const S* x, S* out, int64_t batch_heads, int64_t length, int64_t head_dim, double base,
                       bool inverse, int64_t position_offset, cudaStream_t stream);
+// Two tensors of one shape (queries and keys, or their gradients) rotated in one pass, each angle's
+// sine and cosine serving both; a_out = a, b_out = b rotates in place.
+template <typename S>
+void rope_rotate_copy_pair(const S* a, S* a_out, const S* b, S* b_out, int64_t batch_heads, int64_t length,
+                           int64_t head_dim, double base, bool inverse, int64_t position_offset, cudaStream_t stream);
 
 }  // namespace pathbench::cuda
