@@ -49,7 +49,8 @@ __device__ __forceinline__ SigmoidTerms sigmoid_terms(float u) {
   return {fminf(u, 0.f) - l, fmaxf(u, 0.f) + l, u >= 0.f ? r : t * r};
 }
 
-// The warp's 16 × 64 logits z (s·q·k, unscaled) become log₂σ in place; sp ← log₂(1 + 2ᵘ), sig ← σ.
+// The warp's 16 × 64 products q·k become log₂σ(z) in place (z = s·q·k, u = z·log₂e = q·k·scale2);
+// sp ← log₂(1 + 2ᵘ), sig ← σ(z).
 // kMasked (the diagonal block, or a block with rows past T): keys right of the query, and rows past
 // T, get log₂σ = −∞ and sp = 0. Other blocks need no test.
 template <bool kApprox, bool kMasked>
@@ -141,7 +142,7 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
     if (it < qb) issue(it + 1);
     cp_async_commit();
     const int st = it & 1, k0 = (qb - it) * kChunk;
-    float z[8][4], sp[8][4], unused[8][4], after[8][4], total[2];
+    float z[8][4], sp[8][4], unused[8][4], after[8][4], total[2];  // unused: σ (the backward's)
     zero(z);
     mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
     if (it == 0 || masked_rows)
