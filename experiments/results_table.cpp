@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "experiments/result_fields.h"
 #include "experiments/table_cells.h"
 #include "experiments/table_config_keys.h"
 #include "experiments/table_records.h"
@@ -101,27 +102,10 @@ void check_has_values(const std::vector<Record>& records, const std::string& met
 
 }  // namespace
 
-const std::vector<std::string>& run_metrics() {
-  static const std::vector<std::string> fields = {"final_train_loss", "train_time_s", "eval_time_s",
-                                                  "wall_time_s",      "tokens_per_s", "steps_done"};
-  return fields;
-}
-
-bool is_run_metric(const std::string& metric) {
-  const std::vector<std::string>& fields = run_metrics();
-  return std::find(fields.begin(), fields.end(), metric) != fields.end();
-}
-
 bool higher_is_better(const json& result, const std::string& metric) {
   const bool by_name = metric.find("error") == std::string::npos && metric.find("loss") == std::string::npos &&
                        metric.find("time_s") == std::string::npos;
   return result.value("primary_metric", "") == metric ? result.value("higher_is_better", by_name) : by_name;
-}
-
-std::string config_key_of(const std::string& name) {
-  for (const auto& [alias, key] : table::aliases())
-    if (alias == name) return key;
-  return name;
 }
 
 std::string results_table(const std::vector<json>& all, const TableOptions& o) {

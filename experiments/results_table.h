@@ -44,14 +44,6 @@ struct TableOptions {
   std::vector<std::string> col_order;
 };
 
-// The dotted config key of an alias, or `name` itself.
-std::string config_key_of(const std::string& name);
-
-// The fields of a whole run's result (final_train_loss, train_time_s, …) that tabulate like a
-// metric, under the one pseudo split "run"; and whether `metric` is one of them.
-const std::vector<std::string>& run_metrics();
-bool is_run_metric(const std::string& metric);
-
 // Whether higher values of `metric` are better in a result document: the result's own
 // "higher_is_better" where `metric` is its primary metric, else judged by the name (errors, losses
 // and times are lower-is-better).

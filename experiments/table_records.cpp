@@ -9,7 +9,7 @@
 #include "core/attention/registry.h"
 #include "core/error.h"
 #include "experiments/json_path.h"
-#include "experiments/results_table.h"
+#include "experiments/result_fields.h"
 
 namespace pathbench::table {
 
@@ -39,14 +39,6 @@ std::string trials_key(const std::string& metric) {
   return metric.find("sequence") != std::string::npos ? "sequences" : "scored";
 }
 
-const std::vector<std::pair<std::string, std::string>>& aliases() {
-  static const std::vector<std::pair<std::string, std::string>> a = {
-      {"encoding", "model.encoding"}, {"layers", "model.n_layers"}, {"width", "model.d_model"},
-      {"heads", "model.n_heads"},     {"task", "task.name"},        {"lr", "optimizer.lr"},
-      {"seed", "seed"},               {"steps", "training.steps"}};
-  return a;
-}
-
 Dim resolve_dim(const std::string& name, const std::vector<const json*>& results, const std::string& flag) {
   if (name == "split") return Dim{name, DimKind::Split, ""};
   const std::string key = config_key_of(name);
@@ -57,7 +49,7 @@ Dim resolve_dim(const std::string& name, const std::vector<const json*>& results
     for (const auto& [split, m] : (*r)["metrics"].items())
       if (m.is_object() && m.contains(per)) return Dim{name, DimKind::Group, per};
   std::string known;
-  for (const auto& [alias, k] : aliases()) known += (known.empty() ? "" : ", ") + alias;
+  for (const auto& [alias, k] : config_key_aliases()) known += (known.empty() ? "" : ", ") + alias;
   throw Error(fmt::format("{} '{}': not 'split', a config key of the results (dotted, or one of {}) nor a "
                           "per-group breakdown ('{}') of their metrics",
                           flag, name, known, per));

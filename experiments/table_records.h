@@ -31,9 +31,6 @@ struct Record {
 // scored predictions.
 std::string trials_key(const std::string& metric);
 
-// The short names of config keys (encoding → model.encoding, …).
-const std::vector<std::pair<std::string, std::string>>& aliases();
-
 // The dimension `name` means for these results; `flag` (--rows, --cols, --fewest) names it in errors.
 Dim resolve_dim(const std::string& name, const std::vector<const json*>& results, const std::string& flag);
 

@@ -8,6 +8,7 @@
 #include "experiments/file_output.h"
 #include "experiments/metrics_at_step.h"
 #include "experiments/result_file.h"
+#include "experiments/result_fields.h"
 #include "experiments/results_table.h"
 #include "tests/runner_fixture.h"
 
