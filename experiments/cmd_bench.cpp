@@ -1,5 +1,5 @@
 // `pathbench bench`: times training steps and evaluation batches (the forward, loss and argmax a
-// run's evaluation does) of a standard model per encoding after warm-up, on the CPU or the GPU
+// run's evaluation does; `--phase` picks one) of a standard model per encoding after warm-up, on the CPU or the GPU
 // (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP, batch 64 × 512
 // tokens and evaluation batches of 256, bf16, the step captured in a CUDA graph, then the attention
 // kernels' forward and forward+backward medians at the anchor shapes as `bench-attention` times
@@ -31,6 +31,7 @@ struct BenchOptions {
   bool attention = true;  // cuda: also time the attention kernels at the anchor shapes
   int warmup = 3, steps = 10, threads = 0;
   int64_t eval_batch = 0;  // sequences per timed evaluation batch (0: the training batch)
+  std::string phase = "both";  // what to time: training steps, evaluation batches or both
   std::string out = "bench-cpu.json";
 };
 
@@ -59,19 +60,28 @@ BackendOptions backend_options(const BenchOptions& o) {
 }
 
 json bench_encoding(const BenchOptions& o, const std::string& encoding) {
-  const StepTiming t = time_training_steps(o.shape, encoding, o.warmup, o.steps, backend_options(o));
-  const double tokens_per_s = double(o.shape.batch * o.shape.length) / (t.median_ms / 1000.0);
-  const StepTiming e = time_evaluation_batches(o.shape, encoding, o.eval_batch, o.warmup, o.steps, backend_options(o));
-  const double eval_tokens_per_s = double(o.eval_batch * o.shape.length) / (e.median_ms / 1000.0);
-  return json{{"encoding", encoding},
-              {"ms_per_step_median", t.median_ms},
-              {"ms_per_step_min", t.min_ms},
-              {"ms_per_step_max", t.max_ms},
-              {"tokens_per_s", tokens_per_s},
-              {"parameters", t.parameters},
-              {"final_loss", t.final_loss},
-              {"eval_ms_per_batch_median", e.median_ms},
-              {"eval_tokens_per_s", eval_tokens_per_s}};
+  json r{{"encoding", encoding}};
+  if (o.phase != "evaluation") {
+    const StepTiming t = time_training_steps(o.shape, encoding, o.warmup, o.steps, backend_options(o));
+    r["ms_per_step_median"] = t.median_ms;
+    r["ms_per_step_min"] = t.min_ms;
+    r["ms_per_step_max"] = t.max_ms;
+    r["tokens_per_s"] = double(o.shape.batch * o.shape.length) / (t.median_ms / 1000.0);
+    r["parameters"] = t.parameters;
+    r["final_loss"] = t.final_loss;
+  }
+  if (o.phase != "training") {
+    const StepTiming e =
+        time_evaluation_batches(o.shape, encoding, o.eval_batch, o.warmup, o.steps, backend_options(o));
+    r["eval_ms_per_batch_median"] = e.median_ms;
+    r["eval_tokens_per_s"] = double(o.eval_batch * o.shape.length) / (e.median_ms / 1000.0);
+  }
+  return r;
+}
+
+// A timing of a bench result as the table shows it, "—" where its phase was not timed.
+std::string cell(const json& r, const char* key, int decimals) {
+  return r.contains(key) ? fmt::format("{:.{}f}", r[key].get<double>(), decimals) : "—";
 }
 
 void run_bench(const BenchOptions& o) {
@@ -93,9 +103,8 @@ void run_bench(const BenchOptions& o) {
              "|---|---|---|---|---|\n");
   for (const auto& e : encodings) {
     json r = bench_encoding(o, e);
-    fmt::print("| {} | {:.2f} | {:.0f} | {:.2f} | {:.0f} |\n", e, r["ms_per_step_median"].get<double>(),
-               r["tokens_per_s"].get<double>(), r["eval_ms_per_batch_median"].get<double>(),
-               r["eval_tokens_per_s"].get<double>());
+    fmt::print("| {} | {} | {} | {} | {} |\n", e, cell(r, "ms_per_step_median", 2), cell(r, "tokens_per_s", 0),
+               cell(r, "eval_ms_per_batch_median", 2), cell(r, "eval_tokens_per_s", 0));
     std::fflush(stdout);
     results.push_back(r);
   }
@@ -107,6 +116,7 @@ void run_bench(const BenchOptions& o) {
            {"model", {{"layers", m.layers}, {"width", m.width}, {"heads", m.heads}, {"mlp", m.mlp}, {"vocab", m.vocab}}},
            {"batch", m.batch},
            {"eval_batch", o.eval_batch},
+           {"phase", o.phase},
            {"length", m.length},
            {"warmup_steps", o.warmup},
            {"timed_steps", o.steps},
@@ -141,6 +151,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--eval-batch", opts->eval_batch,
                   "sequences per timed evaluation batch (cpu: the batch size, cuda 256, as configs/flipflop.json)")
       ->check(integer_at_least(1));
+  cmd->add_option("--phase", opts->phase,
+                  "what to time: training (steps), evaluation (batches) or both (default); a profiler sees only "
+                  "that phase's kernels")
+      ->check(CLI::IsMember({"training", "evaluation", "both"}));
   cmd->add_option("--precision", opts->precision, "cuda: fp32, tf32 or bf16 (default bf16); cpu: fp32")
       ->check(CLI::IsMember(precision_names()));
   cmd->add_option("--cuda-graph", opts->cuda_graph, "cuda: capture the training step in a CUDA graph (default true)");

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Where the GPU time of one training step goes: runs `pathbench bench --device cuda` for one
+# Where the GPU time of one training step (or, with PHASE=evaluation, of one evaluation batch:
+# forward, loss and argmax) goes: runs `pathbench bench --device cuda --phase PHASE` for one
 # encoding and model shape without graph capture (so every kernel launch is seen) under Nsight
-# Compute, timing each launch (gpu__time_duration), and prints each kernel's time per step (the mean
-# of the two steps it runs, a warm-up and a timed one) and its share, largest first; the per-launch
-# CSV goes to $OUT/step-profile.csv.
+# Compute, timing each launch (gpu__time_duration), and prints each kernel's time per step or batch
+# (the mean of the two it runs, a warm-up and a timed one) and its share, largest first; the
+# per-launch CSV goes to $OUT/step-profile.csv.
 # Expects ./build/pathbench (scripts/gpu_build.sh). Extra arguments go to `pathbench bench`.
-# Usage (on the device machine): scripts/gpu_step_profile.sh ENCODING [bench args...]
+# Usage (on the device machine): [PHASE=training|evaluation] scripts/gpu_step_profile.sh ENCODING [bench args...]
 #   e.g. scripts/gpu_step_profile.sh path --layers 2 --width 256 --heads 4 --mlp swiglu --length 17 \
 #        --batch 256 --precision tf32
+#        PHASE=evaluation scripts/gpu_step_profile.sh nope --eval-batch 64
 set -uo pipefail
 if [ $# -lt 1 ]; then
   echo "usage: $0 ENCODING [pathbench bench args...]" >&2
@@ -16,14 +18,21 @@ fi
 ENCODING=$1
 shift
 OUT=${OUT:-$PWD/gpu-out}
+PHASE=${PHASE:-training}
+case "$PHASE" in
+  training) UNIT="step" UNITS="steps" ;;
+  evaluation) UNIT="evaluation batch" UNITS="evaluation batches" ;;
+  *) echo "$0: PHASE must be training or evaluation, not '$PHASE'" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
 timeout 300 ncu --clock-control none --csv --page raw --metrics gpu__time_duration.sum \
   ./build/pathbench bench --device cuda --encodings "$ENCODING" --cuda-graph false --attention false \
-  --warmup 1 --steps 1 --out /tmp/step-profile-bench.json "$@" > "$OUT/step-profile.csv" 2> /tmp/step-profile.err
+  --phase "$PHASE" --warmup 1 --steps 1 --out /tmp/step-profile-bench.json "$@" > "$OUT/step-profile.csv" \
+  2> /tmp/step-profile.err
 status=$?
 if [ $status -ne 0 ]; then tail -20 /tmp/step-profile.err; exit $status; fi
-python3 - "$OUT/step-profile.csv" <<'PY'
-import collections, csv, re, sys
+UNIT="$UNIT" UNITS="$UNITS" python3 - "$OUT/step-profile.csv" <<'PY'
+import collections, csv, os, re, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if r]
 header = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
 names, data = rows[header], rows[header + 2:]  # the line after the header holds the units
@@ -43,10 +52,11 @@ total = collections.Counter()
 count = collections.Counter()
 for name, ns in launches:
     short = kernel_name(name)
-    total[short] += ns / 2  # two steps
+    total[short] += ns / 2  # two steps or batches
     count[short] += 1
 overall = sum(total.values())
-print(f"{len(launches)} launches in two steps, {overall / 1e3:.1f} us of kernel time per step")
+print(f"{len(launches)} launches in two {os.environ['UNITS']}, {overall / 1e3:.1f} us of kernel time per "
+      f"{os.environ['UNIT']}")
 for name, ns in total.most_common(25):
     print(f"{ns / 1e3:9.1f} us {100 * ns / overall:5.1f} %  x{count[name] / 2:<5g} {name}")
 PY

@@ -187,6 +187,17 @@ TEST_CASE("bench writes one timing per encoding and the source's git state", "[r
   CHECK(doc["results"][1]["eval_tokens_per_s"].get<double>() > 0);
   bench({"--encodings", "nope", "--eval-batch", "5", "--out", dir + "/eval.json"});
   CHECK(json::parse(read_file(dir + "/eval.json"))["eval_batch"] == 5);
+  // --phase times one phase only (so that a profiler sees only its kernels), and says which.
+  bench({"--encodings", "nope", "--phase", "training", "--out", dir + "/training.json"});
+  const json training = json::parse(read_file(dir + "/training.json"));
+  CHECK(training["phase"] == "training");
+  CHECK(training["results"][0]["ms_per_step_median"].get<double>() > 0);
+  CHECK_FALSE(training["results"][0].contains("eval_ms_per_batch_median"));
+  bench({"--encodings", "nope", "--phase", "evaluation", "--out", dir + "/evaluation.json"});
+  const json evaluation = json::parse(read_file(dir + "/evaluation.json"));
+  CHECK(evaluation["results"][0]["eval_ms_per_batch_median"].get<double>() > 0);
+  CHECK_FALSE(evaluation["results"][0].contains("ms_per_step_median"));
+  CHECK_THROWS_WITH(bench({"--phase", "warmup", "--out", dir + "/bad.json"}), Catch::Contains("--phase"));
   CHECK_THROWS_WITH(bench({"--eval-batch", "0", "--out", dir + "/bad.json"}), Catch::Contains("--eval-batch"));
   CHECK_THROWS_WITH(bench({"--encodings", "nosuch", "--out", dir + "/bad.json"}), Catch::Contains("nosuch"));
   CHECK_THROWS_WITH(bench({"--attention", "true", "--out", dir + "/bad.json"}), Catch::Contains("--device cuda"));
