@@ -1,9 +1,10 @@
 // `pathbench bench`: times training steps and evaluation batches (the forward, loss and argmax a
-// run's evaluation does; `--phase` picks one) of a standard model per encoding after warm-up, on the CPU or the GPU
-// (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP, batch 64 × 512
-// tokens and evaluation batches of 256, bf16, the step captured in a CUDA graph, then the attention
-// kernels' forward and forward+backward medians at the anchor shapes as `bench-attention` times
-// them), prints tables and writes JSON (tokens/s, ms/step, device, precision, build flags, git state).
+// run's evaluation does; `--phase` picks one) of a standard model per encoding after warm-up, on
+// the CPU or the GPU (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP,
+// batch 64 × 512 tokens and evaluation batches of 256, bf16, the step captured in a CUDA graph, then
+// the attention kernels' forward and forward+backward medians at the anchor shapes as
+// `bench-attention` times them), prints tables and writes JSON (tokens/s, ms/step, device,
+// precision, build flags, git state).
 #include <fmt/format.h>
 #include <omp.h>
 
