@@ -95,9 +95,12 @@ void run_bench(const BenchOptions& o) {
   const std::string where = gpu ? cuda_device_description() : cpu_description();
   const StepBenchShape& m = o.shape;
   json results = json::array();
-  fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, batch {} (evaluation "
-             "{}), vocab {}, {}\n",
-             o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, m.batch, o.eval_batch, m.vocab,
+  // the batch of each timed phase: training steps, evaluation batches or both
+  const std::string batches = o.phase == "training"     ? fmt::format("batch {}", m.batch)
+                              : o.phase == "evaluation" ? fmt::format("evaluation batch {}", o.eval_batch)
+                                                        : fmt::format("batch {} (evaluation {})", m.batch, o.eval_batch);
+  fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, {}, vocab {}, {}\n",
+             o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, batches, m.vocab,
              gpu ? fmt::format("{}, CUDA graph {}", o.precision, o.cuda_graph ? "on" : "off")
                  : fmt::format("{} threads", omp_get_max_threads()));
   fmt::print("| encoding | ms/step (median) | tokens/s | evaluation ms/batch (median) | evaluation tokens/s |\n"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device-machine session for the CUDA attention kernels: build (sm_90, or the carried prebuilt
 # binaries: scripts/gpu_build.sh), the [cuda] conformance tests, the two ceilings of METHOD.md (copy
-# bandwidth, bf16 matrix rate), `pathbench bench-attention` and PyTorch SDPA at the same shapes,
+# bandwidth, bf16 matrix rate), `pathbench bench-attention` and PyTorch SDPA at the same shapes
+# (and fla's kernels where scripts/stage_fla.sh staged their source into deps_dir/fla),
 # compute-sanitizer memcheck and racecheck on the small case, and a per-kernel time breakdown
 # (Nsight Compute) of chosen encodings and shapes. Logs and JSON go to $OUT (default ./gpu-out, at
 # most 8 files); a summary table is printed last.
@@ -48,7 +49,10 @@ for span in ${SPAN_SWEEP:-}; do
     --out "/tmp/bench-span-$span.json" >> "$OUT/bench.log" 2>&1
 done
 log "bench_sdpa.py"
-PYTHONUNBUFFERED=1 timeout 120 python3 scripts/bench_sdpa.py --out "$OUT/bench-sdpa.json" >> "$OUT/bench.log" 2>&1
+# fla's kernels too where their source is staged (scripts/stage_fla.sh; Triton compiles them first)
+fla=(); [ -d "$DEPS/fla/fla" ] && fla=(--fla "$DEPS/fla")
+PYTHONUNBUFFERED=1 timeout $(( ${#fla[@]} ? 360 : 120 )) python3 scripts/bench_sdpa.py "${fla[@]}" \
+  --out "$OUT/bench-sdpa.json" >> "$OUT/bench.log" 2>&1
 echo "bench_sdpa exit code $?" >> "$OUT/bench.log"
 log "compute-sanitizer"
 {
