@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
   // The causal kernel at D = 64 fits 168 registers (three blocks per multiprocessor) only in a compact
   // form: one copy of the probability loop, testing every pair, and exp2f. With exp2_ftz and an
   // untested copy for the blocks that need no test, ptxas takes 178–185 registers (two blocks), which
-  // was 2.4–3.8 % slower at the D = 64 anchors; at D = 16, 32 and 128, and for PaTH's cross-span
+  // was 1.9–3.9 % slower at the D = 64 anchors; at D = 16, 32 and 128, and for PaTH's cross-span
   // pairs at D = 64 (two blocks either way), that form is faster (docs/cuda-attention-notes.md, v22).
   constexpr bool kCompact = D == 64 && kCausal;
   extern __shared__ __align__(16) unsigned char smem_raw[];
