@@ -96,8 +96,9 @@ void add_run_command(CLI::App& app) {
       "<out>/<id>-<hash>.json (written atomically) and <id>-<hash>.curve.jsonl. Runs whose result says done "
       "are skipped, so an interrupted sweep resumes by running the same command (with "
       "training.checkpoint_every > 0 a killed run continues from its last checkpoint). SIGTERM or SIGINT (a "
-      "scheduler's time limit, timeout, Ctrl-C) stops every run after its current step with a checkpoint and "
-      "a result with status interrupted (how far it got, no metrics), so the same command resumes them; a "
+      "scheduler's time limit, timeout, Ctrl-C) stops every run after its current step with a result with "
+      "status interrupted (how far it got, no metrics) and, with checkpoints on, a checkpoint, so the same "
+      "command resumes them there (without checkpoints they start again); a "
       "second signal stops at once. A run that goes NaN "
       "is recorded with status nan; a run that fails is recorded with its reason, the sweep goes on, and "
       "the command exits with status 1 at the end. A worker claims each run with <out>/<id>-<hash>.<n>.claim "
@@ -109,7 +110,7 @@ void add_run_command(CLI::App& app) {
                   "override a key: key.path=value (value as JSON, else a string); grid.key=[...] or zip.key=[...] "
                   "sweeps it; repeatable, later ones win; see docs/config-reference.md")
       ->allow_extra_args(false);
-  cmd->add_option("--out", o->out, "results folder (default: results/<config name>)");
+  cmd->add_option("--out", o->out, "results folder (default: results/<the config file's name without .json>)");
   cmd->add_option("--device", o->device, "device of every run, same as --set device=...")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--shard", o->shard,

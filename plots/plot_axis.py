@@ -31,13 +31,30 @@ def numeric_axes(results):
     return axes
 
 
+def axis_values(runs, axis):
+    """{id(run): the axis value as JSON text} of the runs whose config has the key (a key inside
+    encoding_options, say, exists for the encodings that take that option only).
+
+    >>> runs = [{"config": {"model": {"encoding": "path", "encoding_options": {"beta_clip_eps": 0.001}}}},
+    ...         {"config": {"model": {"encoding": "nope", "encoding_options": {}}}}]
+    >>> list(axis_values(runs, "model.encoding_options.beta_clip_eps").values())
+    ['0.001']
+    """
+    values = {}
+    for r in runs:
+        x = R.flatten(r["config"]).get(axis)
+        if x is not None:
+            values[id(r)] = x
+    return values
+
+
 def plot(all_results, out_dir):
     style.apply_defaults()
     written = []
     for axis in numeric_axes(all_results):
         short = axis.split(".")[-1]
         for f in R.figures(all_results, FREE + [axis]):
-            x_of = {id(r): R.flatten(r["config"])[axis] for r in f.runs}  # the axis value (JSON text) per run
+            x_of = axis_values(f.runs, axis)  # runs whose config lacks the key stay off this figure
             xs_all = sorted(set(x_of.values()), key=float)
             if len(xs_all) < 2:
                 continue
@@ -47,7 +64,7 @@ def plot(all_results, out_dir):
                 for enc in f.encodings:
                     xs, means, lo, hi = [], [], [], []
                     for x in xs_all:
-                        runs = [r for r in f.of(enc) if x_of[id(r)] == x]
+                        runs = [r for r in f.of(enc) if x_of.get(id(r)) == x]
                         m, s, n = R.mean_std([r["metrics"].get(split, {}).get(f.metric) for r in runs])
                         rows.append([enc, split, json.loads(x), f.metric, m, s, n])
                         if m is None:

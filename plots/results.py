@@ -1,6 +1,7 @@
 """Reading a results folder (the runner's JSON documents and JSONL curves) and the bookkeeping the
 figures share: grouping runs into figures, means over seeds, writing the CSV beside each PNG."""
 import csv
+import hashlib
 import json
 import math
 import os
@@ -113,9 +114,28 @@ def figures(results, free_keys, statuses=("done",)):
         values = json.loads(key)
         task = runs[0]["config"]["task"]["name"]
         parts = ["{}={}".format(k.split(".")[-1], json.loads(values[k]) if k in values else "-") for k in varying]
-        name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join([task] + parts))
-        out.append(FigureRuns(name, ", ".join([task] + parts), runs))
+        out.append(FigureRuns(file_name_part([task] + parts), ", ".join([task] + parts), runs))
     return out
+
+
+MAX_NAME = 120  # characters of a figure's file-name part; file names stop at 255 bytes
+
+
+def file_name_part(parts):
+    """The parts joined into a file-name part; past MAX_NAME characters (folders that differ in many
+    keys), its first characters and a hash of the whole, so that names stay distinct and legal.
+
+    >>> file_name_part(["parity", "n_layers=2", "lr=0.001"])
+    'parity-n_layers=2-lr=0.001'
+    >>> long = [file_name_part(["mqrar"] + [f"key{i}={i + n}" for i in range(40)]) for n in (0, 1)]
+    >>> [len(name) for name in long], long[0] != long[1]
+    ([120, 120], True)
+    """
+    name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", "-".join(parts))
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha1(name.encode()).hexdigest()[:10]
+    return name[:MAX_NAME - len(digest) - 1] + "-" + digest
 
 
 def mean_std(values):

@@ -273,7 +273,7 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   REQUIRE(run_process({"python3", plots + "/plot_all.py", dir + "/results", "--out", dir + "/plots"}, true).exit_code == 0);
   // The scripts' examples (e.g. the curve mean holding an early-stopped run's last value, the
   // training length behind the fewest-layers figure's shading).
-  for (const char* module : {"plot_curves.py", "plot_fewest_layers.py", "plot_passing.py"})
+  for (const char* module : {"plot_curves.py", "plot_fewest_layers.py", "plot_passing.py", "plot_axis.py", "results.py"})
     CHECK(run_process({python, "-m", "doctest", plots + "/" + module}, true).exit_code == 0);
   std::vector<std::string> pngs;
   for (const auto& e : fs::directory_iterator(dir + "/plots"))
