@@ -1,6 +1,7 @@
-// Float64 brute-force references for the attention encodings whose CPU kernels are not on this
-// branch yet (stick-breaking, PaTH): direct formulas, O(T²·D) per slice, for tests only. Inputs and
-// outputs are [BH, T, D] (per-token vectors [BH, T]) row-major, like the kernels'.
+// Float64 brute-force references for stick-breaking and PaTH that the GPU tests hold the kernels to:
+// direct formulas, O(T²·D) per slice, for tests only (test_attention_reference.cpp checks them
+// against the CPU kernels and finite differences). Inputs and outputs are [BH, T, D] (per-token
+// vectors [BH, T]) row-major, like the kernels'.
 #pragma once
 #include <cstdint>
 #include <vector>

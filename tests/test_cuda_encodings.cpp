@@ -28,12 +28,12 @@ struct EncodingResults {
   std::vector<std::pair<std::string, std::vector<double>>> tensors;  // name → values
 };
 
-EncodingResults cpu_encoding_results(const std::string& name, const AttentionDims& dims, ParameterSet<double> params,
-                                     std::vector<double> x, std::vector<double> q, std::vector<double> k,
-                                     std::vector<double> v, std::vector<double> d_o) {
+EncodingResults cpu_encoding_results(const std::string& name, const json& options, const AttentionDims& dims,
+                                     ParameterSet<double> params, std::vector<double> x, std::vector<double> q,
+                                     std::vector<double> k, std::vector<double> v, std::vector<double> d_o) {
   ParameterSet<double> layout;  // the encoding declares its parameters here, at the offsets of params
-  const EncodingSetup<double> layout_setup{json::object(), dims, "enc.", &layout, 0.1};
-  auto enc = make_encoding<double>(name, json::object(), layout_setup, "test");
+  const EncodingSetup<double> layout_setup{options, dims, "enc.", &layout, 0.1};
+  auto enc = make_encoding<double>(name, options, layout_setup, "test");
   const size_t n = q.size();
   std::vector<double> o(n), dq(n), dk(n), dv(n), dx(x.size(), 0.0);
   std::fill(params.grads().begin(), params.grads().end(), 0.0);
@@ -57,7 +57,7 @@ EncodingResults cpu_encoding_results(const std::string& name, const AttentionDim
 // change, and sums over tokens that cancel (gate and β biases, dx through them) are ill-conditioned
 // — their exact values move by up to ≈ 8e-2 under it (the movement is printed beside the error).
 template <typename S>
-void check_encoding(const std::string& name, const AttentionDims& dims, uint64_t seed) {
+void check_encoding(const std::string& name, const json& options, const AttentionDims& dims, uint64_t seed) {
   const bool bf16 = !std::is_same_v<S, float>;
   const Precision precision = bf16 ? Precision::bf16 : Precision::fp32;
   cuda::Context ctx(precision);
@@ -68,22 +68,22 @@ void check_encoding(const std::string& name, const AttentionDims& dims, uint64_t
 
   ParameterSet<double> cpu_params;
   ParameterSet<float> layout;
-  const EncodingSetup<double> cpu_setup{json::object(), dims, "enc.", &cpu_params, 0.1};
-  auto cpu = make_encoding<double>(name, json::object(), cpu_setup, "test");
-  const EncodingSetup<float> float_setup{json::object(), dims, "enc.", &layout, 0.1};
-  make_encoding<float>(name, json::object(), float_setup, "test");  // declares the same parameters into layout
+  const EncodingSetup<double> cpu_setup{options, dims, "enc.", &cpu_params, 0.1};
+  auto cpu = make_encoding<double>(name, options, cpu_setup, "test");
+  const EncodingSetup<float> float_setup{options, dims, "enc.", &layout, 0.1};
+  make_encoding<float>(name, options, float_setup, "test");  // declares the same parameters into layout
   cpu->init_parameters(cpu_params, seed);
   for (size_t i = 0; i < layout.count(); ++i) layout.values()[i] = float(cpu_params.values()[i]);
   for (size_t i = 0; i < layout.count(); ++i) cpu_params.values()[i] = layout.values()[i];
   cuda::CudaParameters gpu_params(layout, bf16, s);
-  const cuda::EncodingSetup gpu_setup{json::object(), dims, "enc.", &layout, &ctx};
-  auto gpu = cuda::make_cuda_encoding<S>(name, json::object(), gpu_setup, "test");
+  const cuda::EncodingSetup gpu_setup{options, dims, "enc.", &layout, &ctx};
+  auto gpu = cuda::make_cuda_encoding<S>(name, options, gpu_setup, "test");
 
   auto stored = [&](std::vector<float> v) { return bf16 ? bf16_rounded(v) : v; };
   const auto x = randn(nx, seed + 1), q = stored(randn(n, seed + 2, 0.7)), k = stored(randn(n, seed + 3, 0.7)),
              v = stored(randn(n, seed + 4)), d_o = stored(randn(n, seed + 5));
   const EncodingResults ref =
-      cpu_encoding_results(name, dims, cpu_params, to_double(x), to_double(q), to_double(k), to_double(v), to_double(d_o));
+      cpu_encoding_results(name, options, dims, cpu_params, to_double(x), to_double(q), to_double(k), to_double(v), to_double(d_o));
   std::vector<double> movement(ref.tensors.size(), 0.0);  // the reference's own change under bf16-sized inputs
   if (bf16)
     for (uint64_t trial = 0; trial < 3; ++trial) {
@@ -92,7 +92,7 @@ void check_encoding(const std::string& name, const AttentionDims& dims, uint64_t
                           dop = to_double(d_o);
       ParameterSet<double> pp = cpu_params;
       for (auto* t : {&xp, &qp, &kp, &vp, &dop, &pp.values()}) perturb(*t, rng, std::ldexp(1.0, -8));
-      const EncodingResults moved = cpu_encoding_results(name, dims, pp, xp, qp, kp, vp, dop);
+      const EncodingResults moved = cpu_encoding_results(name, options, dims, pp, xp, qp, kp, vp, dop);
       for (size_t i = 0; i < movement.size(); ++i)
         movement[i] =
             std::max(movement[i], testing::relative_error(moved.tensors[i].second, ref.tensors[i].second));
@@ -120,7 +120,7 @@ void check_encoding(const std::string& name, const AttentionDims& dims, uint64_t
     const std::string& what = ref.tensors[i].first;
     const double err = relative_error(got[i], ref.tensors[i].second);
     const double bound = bf16 ? std::max(1e-2, 3.0 * movement[i]) : kFp32Tolerance;
-    INFO(name << " " << precision_name(precision) << " T " << dims.length << " D " << dims.head_dim << ": " << what
+    INFO(name << " " << options.dump() << " " << precision_name(precision) << " T " << dims.length << " D " << dims.head_dim << ": " << what
               << " relative error " << err << ", bound " << bound << " (reference movement " << movement[i] << ")");
     CHECK(err <= bound);
     if (err / bound > worst_ratio || !std::isfinite(err))
@@ -142,9 +142,26 @@ TEST_CASE("GPU encodings match their CPU implementations (output, input and para
       dims.length = length;
       dims.heads = heads;
       dims.head_dim = head_dim;
-      check_encoding<float>(name, dims, seed += 10);
-      check_encoding<cuda::bf16>(name, dims, seed += 10);
+      check_encoding<float>(name, json::object(), dims, seed += 10);
+      check_encoding<cuda::bf16>(name, json::object(), dims, seed += 10);
     }
+}
+
+TEST_CASE("GPU encodings match the CPU with their non-default options", "[cuda]") {
+  // PaTH's β clip: with this test's parameters (init std 0.1, width 48) β spreads over about
+  // 0.7–1.3, so a cap of 2 − 0.99 clips about half of them, and their gradient must be zero on both.
+  const std::vector<std::pair<std::string, json>> variants = {
+      {"fox", {{"scale_gate", true}}},
+      {"sba", {{"remainder_to_current", true}}},
+      {"path", {{"beta_clip_eps", 0.99}}},
+      {"path_fox", {{"scale_gate", true}, {"beta_clip_eps", 0.99}}}};
+  AttentionDims dims;
+  dims.batch = 2, dims.width = 48, dims.length = 45, dims.heads = 2, dims.head_dim = 32;
+  uint64_t seed = 900;
+  for (const auto& [name, options] : variants) {
+    check_encoding<float>(name, options, dims, seed += 10);
+    check_encoding<cuda::bf16>(name, options, dims, seed += 10);
+  }
 }
 
 TEST_CASE("GPU forget-gate scan matches the CPU gate ops", "[cuda]") {

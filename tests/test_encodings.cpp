@@ -18,14 +18,18 @@ using test::check_gradient;
 using test::EncodingCase;
 using test::random_normal;
 
+// β ≤ 2 − kClipEps in the clipped variants: loose enough that the random parameters of the
+// gradient test clip some β (about a fifth), so the clip and its zero gradient are exercised.
+constexpr double kClipEps = 0.5;
+
 // Each registered encoding with its default options, plus the non-default switches.
 std::vector<std::pair<std::string, json>> encoding_variants() {
   std::vector<std::pair<std::string, json>> out;
   for (const auto& name : encoding_names()) out.push_back({name, json::object()});
   out.push_back({"fox", {{"scale_gate", true}}});
   out.push_back({"sba", {{"remainder_to_current", true}}});
-  out.push_back({"path", {{"rank", 3}, {"beta_clip_eps", 0.05}}});
-  out.push_back({"path_fox", {{"scale_gate", true}}});
+  out.push_back({"path", {{"rank", 3}, {"beta_clip_eps", kClipEps}}});
+  out.push_back({"path_fox", {{"scale_gate", true}, {"beta_clip_eps", kClipEps}}});
   return out;
 }
 
@@ -62,6 +66,21 @@ TEST_CASE("every encoding's gradients match finite differences", "[encodings]") 
     check_encoding_gradients(name, options, {2, 1, 2, 4, 6}, 1);                  // T = 1
     check_encoding_gradients(name, options, {1, 9, 2, even_only ? 4 : 3, 5}, 2);  // small odd sizes
     check_encoding_gradients(name, options, {1, 70, 1, 4, 4}, 3);                 // T past a 64-row block
+  }
+}
+
+TEST_CASE("the β-clip variants of the gradient test do clip", "[encodings]") {
+  // The same case with and without the clip: if no β reached the cap, the outputs would be equal
+  // and the gradient test would say nothing about the clip.
+  for (const std::string name : {"path", "path_fox"}) {
+    INFO(name);
+    std::vector<double> outputs[2];
+    for (int clip = 0; clip < 2; ++clip) {
+      EncodingCase c(name, clip ? json{{"beta_clip_eps", kClipEps}} : json::object(), {1, 70, 1, 4, 4}, 3);
+      c.params.values() = random_normal(c.params.values().size(), 3, "params", 0.5);
+      outputs[clip] = c.forward();
+    }
+    CHECK(outputs[0] != outputs[1]);
   }
 }
 

@@ -27,7 +27,14 @@ TEST_CASE("parameter tensors whose size is a multiple of 8 start 8-aligned, the 
   CHECK(p.entry(last).offset == 48);
   CHECK(p.count() == 64);
   CHECK(p.parameter_count() == 3 + 24 + 5 + 7 + 16);
-  for (size_t gap : {3, 4, 5, 6, 7, 44, 45, 46, 47}) CHECK(p.values()[gap] == 0.0f);
+  // Every entry written through its own pointer covers its values and leaves the gaps at 0.
+  for (const auto id : {bias, w, odd1, odd2, last})
+    for (size_t i = 0; i < p.entry(id).size; ++i) p.value(id)[i] = 1.0f;
+  for (size_t i = 0; i < p.count(); ++i) {
+    const bool gap = (i >= 3 && i < 8) || (i >= 44 && i < 48);
+    INFO("element " << i);
+    CHECK(p.values()[i] == (gap ? 0.0f : 1.0f));
+  }
 }
 
 TEST_CASE("every matrix of a PaTH-FoX model starts 8-aligned despite its per-head biases", "[model]") {
