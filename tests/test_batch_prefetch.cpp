@@ -64,6 +64,9 @@ TEST_CASE("a failure made ahead reaches only the taker of its index", "[prefetch
   CHECK(p.take(2) == "item 2");     // item 3 made ahead again
   CHECK_THROWS_WITH(p.take(3), "no item 3");
   CHECK(p.take(4) == "item 4");     // and the prefetcher goes on
+  // The taker of 3 got the failure made ahead, not a second attempt in line: 3 was made twice.
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  CHECK(r.made.count(3) == 2);
 }
 
 TEST_CASE("the worker's OpenMP regions use the caller's thread count", "[prefetch]") {

@@ -125,6 +125,25 @@ TEST_CASE("a worker pool trains every run once and gives the sequential sweep's 
   CHECK(run(runs, pooled, 3).skipped == 6);  // a rerun finds everything done
 }
 
+TEST_CASE("in a pool, a run that goes NaN or throws is recorded with its reason and the others finish", "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["zip"] = json{{"optimizer.lr", {1e30, 0.01, 0.01}}, {"task.fail_at_example", {-1, 9, -1}}};
+  const auto runs = plan(doc);
+  const std::string dir = fresh_temp_dir("pool-nan");
+  const SweepSummary s = run(runs, dir, 3);
+  CHECK(s.nan == 1);
+  CHECK(s.failed == 1);
+  CHECK(s.done == 1);
+  const json nan = json::parse(read_file(run_files(dir, runs[0]).result));
+  CHECK(nan["status"] == "nan");
+  CHECK_THAT(nan["failure"]["reason"].get<std::string>(), Catch::Contains("non-finite"));
+  const json failed = json::parse(read_file(run_files(dir, runs[1]).result));
+  CHECK(failed["status"] == "failed");
+  CHECK(failed["failure"]["step"] == 3);
+  CHECK(json::parse(read_file(run_files(dir, runs[2]).result))["status"] == "done");
+  CHECK(claim_files(dir).empty());
+}
+
 TEST_CASE("a pool worker killed mid-run has its run recorded as failed, and the others go on", "[runner][pool]") {
   json doc = tiny_run_config();
   doc["threads"] = 1;
@@ -240,13 +259,23 @@ TEST_CASE("SIGTERM to a pool's parent reaches every worker, their runs resume an
   ::waitpid(child, &status, 0);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
-  for (const PlannedRun& r : runs) CHECK(json::parse(read_file(run_files(dir, r).result))["status"] == "interrupted");
-  CHECK(fs::exists(run_files(dir, runs[0]).checkpoint));
+  std::vector<int64_t> stopped_at;  // each run's last step before the stop: where it must resume
+  for (const PlannedRun& r : runs) {
+    INFO(r.file_stem());
+    const json result = json::parse(read_file(run_files(dir, r).result));
+    CHECK(result["status"] == "interrupted");
+    CHECK(fs::exists(run_files(dir, r).checkpoint));
+    stopped_at.push_back(result["steps_done"].get<int64_t>());
+  }
   CHECK(claim_files(dir).empty());
+  // run 0 stopped at step 4 or a little later: its worker trains on until the parent passes the stop on
+  CHECK(stopped_at[0] >= 4);
 
   CHECK(run(runs, dir, 2).done == 2);
-  // run 0 stopped at step 4 or a little later: its worker trains on until the parent passes the stop on
-  CHECK(json::parse(read_file(run_files(dir, runs[0]).result))["resumed_from_step"].get<int64_t>() >= 4);
+  for (size_t i = 0; i < runs.size(); ++i) {
+    INFO(runs[i].file_stem());
+    CHECK(json::parse(read_file(run_files(dir, runs[i]).result))["resumed_from_step"].get<int64_t>() == stopped_at[i]);
+  }
   run(runs, straight, 1);
   for (const PlannedRun& r : runs) {
     INFO(r.file_stem());

@@ -127,6 +127,34 @@ TEST_CASE("drawing fails instead of sharing examples when a side of the partitio
                     Catch::StartsWith("here:") && Catch::Contains("too small"));
 }
 
+TEST_CASE("a remembered held-out draw calls the draw function once", "[tasks]") {
+  // Random four-token examples: about one draw in kHoldoutBuckets is held out, so the first draw of
+  // an index usually takes several calls, and drawing it again must take exactly one.
+  auto draw_counted = [](int& calls) {
+    return [&calls](CounterRng& rng) {
+      ++calls;
+      Example e;
+      for (int t = 0; t < 4; ++t) e.tokens.push_back(int32_t(rng.below(1000)));
+      e.targets = e.tokens;
+      return e;
+    };
+  };
+  const uint64_t function = draw_function_id("counted draws", {{"test", "remembered held-out draw"}});
+  const std::string split = "eval";
+  int first_calls_total = 0;
+  for (uint64_t index = 0; index < 20; ++index) {
+    INFO("index " << index);
+    int first_calls = 0, again_calls = 0;
+    CounterRng first_rng(77, "index " + std::to_string(index)), again_rng(77, "index " + std::to_string(index));
+    const Example first = draw_for_split({function, split, 77, index}, first_rng, draw_counted(first_calls), "test");
+    const Example again = draw_for_split({function, split, 77, index}, again_rng, draw_counted(again_calls), "test");
+    CHECK(again_calls == 1);
+    CHECK(again.tokens == first.tokens);
+    first_calls_total += first_calls;
+  }
+  CHECK(first_calls_total > 20);  // the first draws did need the long way
+}
+
 TEST_CASE("a held-out example drawn again starts from its remembered draw and is the same example", "[tasks]") {
   const uint64_t seed = 918273645;  // a seed no other test draws, so the first pass finds nothing remembered
   // One option changed per task: another draw function, whose examples are remembered apart.
