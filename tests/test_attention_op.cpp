@@ -97,8 +97,38 @@ TEST_CASE("op: every input gradient matches finite differences through the op", 
         perturbed.tensors[name] = make_tensor(x.data(), tensor.shape);
         return test::dot(values(evaluate_attention_op(options, perturbed, "test"), "o"), d_o);
       };
-      // w must stay unit-norm through the op's check, so its gradient is checked in the kernel tests.
+      // w must stay unit-norm through the op's check: its gradient is checked along the sphere below.
       if (name != "w") test::check_gradient(x, values(out, "d" + name), loss, "d" + name, 12);
+    }
+    if (!find_attention_op(op).householder) continue;
+    // dw along directions that keep every row of w on the unit sphere: moving row i to
+    // normalize(w_i + h·t_i) with t_i ⊥ w_i changes the loss by h·Σ_i dw_i·t_i to first order.
+    const std::vector<double> w = values(in, "w"), dw = values(out, "dw");
+    const std::vector<int64_t> shape = in.tensors.at("w").shape;
+    const int64_t d = shape.back(), rows = int64_t(w.size()) / d;
+    for (uint64_t trial = 0; trial < 3; ++trial) {
+      INFO("dw along the sphere, direction " << trial);
+      std::vector<double> t = random_normal(w.size(), 40 + trial, "tangent");
+      double predicted = 0;
+      for (int64_t i = 0; i < rows; ++i) {
+        double along = 0;
+        for (int64_t c = 0; c < d; ++c) along += t[i * d + c] * w[i * d + c];
+        for (int64_t c = 0; c < d; ++c) t[i * d + c] -= along * w[i * d + c];
+        for (int64_t c = 0; c < d; ++c) predicted += dw[i * d + c] * t[i * d + c];
+      }
+      auto loss_at = [&](double h) {
+        std::vector<double> moved(w.size());
+        for (int64_t i = 0; i < rows; ++i) {
+          double norm = 0;
+          for (int64_t c = 0; c < d; ++c) norm += std::pow(w[i * d + c] + h * t[i * d + c], 2);
+          for (int64_t c = 0; c < d; ++c) moved[i * d + c] = (w[i * d + c] + h * t[i * d + c]) / std::sqrt(norm);
+        }
+        SafetensorsContent perturbed = in;
+        perturbed.tensors["w"] = make_tensor(moved.data(), shape);
+        return test::dot(values(evaluate_attention_op(options, perturbed, "test"), "o"), d_o);
+      };
+      const double h = 1e-6, measured = (loss_at(h) - loss_at(-h)) / (2 * h);
+      CHECK(measured == Approx(predicted).epsilon(1e-6).margin(1e-9));
     }
   }
 }
