@@ -239,6 +239,27 @@ TEST_CASE("SIGTERM stops a sweep after a step with a checkpoint and an interrupt
   CHECK(curve_values(files.curve) == curve_values(run_files(straight, runs[0]).curve));
 }
 
+TEST_CASE("a run whose checkpoint is damaged is recorded as failed with the file named", "[runner][pool]") {
+  json doc = tiny_run_config();
+  doc["training"]["steps"] = 12;
+  doc["training"]["checkpoint_every"] = 5;
+  const auto runs = plan(doc);
+  const RunFiles files = run_files(fresh_temp_dir("damaged-checkpoint"), runs[0]);
+  const std::string dir = fs::path(files.result).parent_path().string();
+  signal_at_parity_example(0, 3 * 4, ::getpid(), SIGTERM);  // stopped at step 4, with its checkpoint
+  REQUIRE(run(runs, dir, 1).interrupted == 1);
+  signal_at_parity_example(0, -1, 0, 0);
+  REQUIRE(fs::exists(files.checkpoint));
+  fs::resize_file(files.checkpoint, fs::file_size(files.checkpoint) / 2);  // cut short, as by a full disk
+
+  const SweepSummary s = run(runs, dir, 1);
+  CHECK(s.failed == 1);
+  const json failed = json::parse(read_file(files.result));
+  CHECK(failed["status"] == "failed");
+  CHECK_THAT(failed["failure"]["reason"].get<std::string>(), Catch::Contains(fs::path(files.checkpoint).filename().string()));
+  CHECK(claim_files(dir).empty());
+}
+
 TEST_CASE("SIGTERM to a pool's parent reaches every worker, their runs resume and end as unstopped ones",
           "[runner][pool]") {
   json doc = tiny_run_config();
