@@ -96,9 +96,10 @@ void run_bench(const BenchOptions& o) {
   const StepBenchShape& m = o.shape;
   json results = json::array();
   // the batch of each timed phase: training steps, evaluation batches or both
-  const std::string batches = o.phase == "training"     ? fmt::format("batch {}", m.batch)
-                              : o.phase == "evaluation" ? fmt::format("evaluation batch {}", o.eval_batch)
-                                                        : fmt::format("batch {} (evaluation {})", m.batch, o.eval_batch);
+  const std::string batches =
+      o.phase == "training"     ? fmt::format("batch {}", m.batch)
+      : o.phase == "evaluation" ? fmt::format("evaluation batch {}", o.eval_batch)
+                                : fmt::format("batch {} (evaluation {})", m.batch, o.eval_batch);
   fmt::print("pathbench bench --device {} ({}): {} layers, width {}, {} heads, {} MLP, T {}, {}, vocab {}, {}\n",
              o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, batches, m.vocab,
              gpu ? fmt::format("{}, CUDA graph {}", o.precision, o.cuda_graph ? "on" : "off")

@@ -62,8 +62,9 @@ void add_slurm_command(CLI::App& app) {
   cmd->add_option("--set", o->sets, "override a key, as for `run` (passed on to every task); repeatable")
       ->allow_extra_args(false);
   cmd->add_option("--out", o->out, "write the script here (default: print it)");
-  cmd->add_option("--results", o->results, "results folder of the runs, created now: Slurm opens the tasks' log files there before they start "
-                  "(default: results/<the config file's name without .json>)");
+  cmd->add_option("--results", o->results,
+                  "results folder of the runs, created now: Slurm opens the tasks' log files there before they "
+                  "start (default: results/<the config file's name without .json>)");
   cmd->add_option("--shards", o->script.shards, "array tasks (default: one per run)")->check(integer_at_least(1));
   cmd->add_option("--time", o->script.time, "time limit of each task")->capture_default_str();
   cmd->add_option("--partition", o->script.partition, "Slurm partition (default: the cluster's)");

@@ -12,6 +12,8 @@ import json
 
 # fla's kernels, keyed by the encoding whose cell shows them (bench_sdpa.py's names).
 FLA_OF = {"path": "fla_path", "path_fox": "fla_path_fox", "fox": "fla_fox"}
+# The encodings whose --ratio is to fla (the targets compare PaTH with fla, the others with SDPA).
+RATIO_TO_FLA = ("path", "path_fox")
 
 
 def load(path):
@@ -56,7 +58,7 @@ def main():
             return "—"
         text = f"{ms:.2f}"
         fla = ref.get((FLA_OF.get(encoding), shape))
-        base = fla if fla is not None else ref.get(("sdpa_flash", shape))
+        base = fla if fla is not None and encoding in RATIO_TO_FLA else ref.get(("sdpa_flash", shape))
         if fla is not None:
             text += f" (fla {fla:.2f})"
         if args.ratio and base:

@@ -20,8 +20,8 @@ TEST_CASE("the PaTH reference matches the CPU kernels, with and without the forg
   const size_t n = kSlices * kLength * kDim, rows = kSlices * kLength;
   for (bool gate : {false, true}) {
     INFO("gate " << gate);
-    const auto q = test::random_normal(n, 1, "q"), k = test::random_normal(n, 1, "k"), v = test::random_normal(n, 1, "v"),
-               d_o = test::random_normal(n, 1, "do");
+    const auto q = test::random_normal(n, 1, "q"), k = test::random_normal(n, 1, "k");
+    const auto v = test::random_normal(n, 1, "v"), d_o = test::random_normal(n, 1, "do");
     const auto w = test::random_unit_rows(rows, kDim, 1, "w");
     const auto beta = test::random_uniform(rows, 0.05, 1.95, 1, "beta");
     auto cum = test::random_uniform(rows, -0.6, 0.0, 1, "gate");

@@ -83,7 +83,8 @@ void check_encoding(const std::string& name, const json& options, const Attentio
   const auto x = randn(nx, seed + 1), q = stored(randn(n, seed + 2, 0.7)), k = stored(randn(n, seed + 3, 0.7)),
              v = stored(randn(n, seed + 4)), d_o = stored(randn(n, seed + 5));
   const EncodingResults ref =
-      cpu_encoding_results(name, options, dims, cpu_params, to_double(x), to_double(q), to_double(k), to_double(v), to_double(d_o));
+      cpu_encoding_results(name, options, dims, cpu_params, to_double(x), to_double(q), to_double(k), to_double(v),
+                           to_double(d_o));
   std::vector<double> movement(ref.tensors.size(), 0.0);  // the reference's own change under bf16-sized inputs
   if (bf16)
     for (uint64_t trial = 0; trial < 3; ++trial) {
@@ -120,7 +121,8 @@ void check_encoding(const std::string& name, const json& options, const Attentio
     const std::string& what = ref.tensors[i].first;
     const double err = relative_error(got[i], ref.tensors[i].second);
     const double bound = bf16 ? std::max(1e-2, 3.0 * movement[i]) : kFp32Tolerance;
-    INFO(name << " " << options.dump() << " " << precision_name(precision) << " T " << dims.length << " D " << dims.head_dim << ": " << what
+    INFO(name << " " << options.dump() << " " << precision_name(precision) << " T " << dims.length << " D "
+              << dims.head_dim << ": " << what
               << " relative error " << err << ", bound " << bound << " (reference movement " << movement[i] << ")");
     CHECK(err <= bound);
     if (err / bound > worst_ratio || !std::isfinite(err))

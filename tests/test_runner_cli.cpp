@@ -292,12 +292,15 @@ TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][pl
   for (const char* candidate : {chosen ? chosen : "", "python3", "/usr/bin/python3"})
     if (python.empty() && *candidate && run_process({candidate, "-c", "import matplotlib"}, true).exit_code == 0)
       python = candidate;
-  if (python.empty()) FAIL("no Python with matplotlib (PATHBENCH_PYTHON, python3, /usr/bin/python3): run scripts/install-deps.sh");
+  if (python.empty())
+    FAIL("no Python with matplotlib (PATHBENCH_PYTHON, python3, /usr/bin/python3): run scripts/install-deps.sh");
   const std::string plots = std::string(PATHBENCH_SOURCE_DIR) + "/plots";
-  REQUIRE(run_process({python, plots + "/plot_all.py", dir + "/results", "--out", dir + "/plots"}, true).exit_code == 0);
+  REQUIRE(run_process({python, plots + "/plot_all.py", dir + "/results", "--out", dir + "/plots"}, true).exit_code ==
+          0);
   // The scripts' examples (e.g. the curve mean holding an early-stopped run's last value, the
   // training length behind the fewest-layers figure's shading).
-  for (const char* module : {"plot_curves.py", "plot_fewest_layers.py", "plot_passing.py", "plot_axis.py", "results.py"})
+  for (const char* module :
+       {"plot_curves.py", "plot_fewest_layers.py", "plot_passing.py", "plot_axis.py", "results.py"})
     CHECK(run_process({python, "-m", "doctest", plots + "/" + module}, true).exit_code == 0);
   std::vector<std::string> pngs;
   for (const auto& e : fs::directory_iterator(dir + "/plots"))

@@ -125,7 +125,8 @@ TEST_CASE("a worker pool trains every run once and gives the sequential sweep's 
   CHECK(run(runs, pooled, 3).skipped == 6);  // a rerun finds everything done
 }
 
-TEST_CASE("in a pool, a run that goes NaN or throws is recorded with its reason and the others finish", "[runner][pool]") {
+TEST_CASE("in a pool, a run that goes NaN or throws is recorded with its reason and the others finish",
+          "[runner][pool]") {
   json doc = tiny_run_config();
   doc["zip"] = json{{"optimizer.lr", {1e30, 0.01, 0.01}}, {"task.fail_at_example", {-1, 9, -1}}};
   const auto runs = plan(doc);
@@ -256,7 +257,8 @@ TEST_CASE("a run whose checkpoint is damaged is recorded as failed with the file
   CHECK(s.failed == 1);
   const json failed = json::parse(read_file(files.result));
   CHECK(failed["status"] == "failed");
-  CHECK_THAT(failed["failure"]["reason"].get<std::string>(), Catch::Contains(fs::path(files.checkpoint).filename().string()));
+  CHECK_THAT(failed["failure"]["reason"].get<std::string>(),
+             Catch::Contains(fs::path(files.checkpoint).filename().string()));
   CHECK(claim_files(dir).empty());
 }
 
