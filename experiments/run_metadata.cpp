@@ -1,4 +1,4 @@
-// Git state via the git program or the environment, build constants, UTC timestamps.
+// Git state stamped at build time or given by the environment, build constants, UTC timestamps.
 #include "experiments/run_metadata.h"
 
 #include <fmt/format.h>
@@ -10,7 +10,7 @@
 
 #include "build_info.h"
 #include "core/error.h"
-#include "experiments/process.h"
+#include "git_state.h"
 
 namespace pathbench {
 
@@ -47,23 +47,17 @@ json git_state_from_environment(const std::function<const char*(const char*)>& g
 
 }  // namespace
 
-json git_state(const std::string& dir) {
-  const ProcessResult head = run_process({"git", "-C", dir, "rev-parse", "HEAD"}, true);
-  if (head.exit_code != 0) {
-    const std::string why = head.exit_code == 127 || head.exit_code == -1 ? "git is not available"
-                                                                          : "not a git repository: " + dir;
-    return json{{"commit", nullptr}, {"dirty", nullptr}, {"error", why}};
-  }
-  std::string commit = head.output;
-  while (!commit.empty() && (commit.back() == '\n' || commit.back() == '\r')) commit.pop_back();
-  const ProcessResult status = run_process({"git", "-C", dir, "status", "--porcelain", "--untracked-files=no"}, true);
-  json dirty = status.exit_code == 0 ? json(!status.output.empty()) : json(nullptr);
-  return json{{"commit", commit}, {"dirty", dirty}};
+// The state cmake/git_state.cmake stamped when this binary was built.
+json built_git_state() {
+  const std::string commit = PATHBENCH_BUILT_COMMIT, error = PATHBENCH_BUILT_GIT_ERROR;
+  if (commit.empty()) return json{{"commit", nullptr}, {"dirty", nullptr}, {"error", error}};
+  const int dirty = PATHBENCH_BUILT_DIRTY;
+  return json{{"commit", commit}, {"dirty", dirty < 0 ? json(nullptr) : json(dirty == 1)}};
 }
 
 json source_git_state(const std::function<const char*(const char*)>& getenv) {
   json given = git_state_from_environment(getenv);
-  return given.is_null() ? git_state(PATHBENCH_SOURCE_ROOT) : given;
+  return given.is_null() ? built_git_state() : given;
 }
 
 json source_git_state() {

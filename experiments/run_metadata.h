@@ -1,5 +1,5 @@
 // What results record about where and how they were produced: the git state of the source tree
-// (asked at run time, or given by the environment), the build, and timestamps.
+// (stamped at build time, or given by the environment), the build, and timestamps.
 #pragma once
 #include <functional>
 #include <string>
@@ -8,15 +8,14 @@
 
 namespace pathbench {
 
-// {"commit": "<sha>", "dirty": bool} for the repository holding `dir` (tracked files only for
-// dirty); {"commit": null, "dirty": null, "error": "..."} when git or a repository is missing.
-json git_state(const std::string& dir);
-
-// The git state of the source tree this binary was built from. PATHBENCH_GIT_COMMIT (7 to 40 hex
-// digits), with the optional PATHBENCH_GIT_DIRTY ("0" or "1"; unset: dirty null), takes precedence
-// over git, for checkouts without .git such as a copy on a GPU machine; the state then has
-// "from": "PATHBENCH_GIT_COMMIT". An empty variable counts as unset; any other malformed value
-// throws pathbench::Error. `getenv` reads the environment (injectable for tests).
+// The git state of the source tree this binary was built from: {"commit": "<sha>", "dirty": bool},
+// stamped by every build (cmake/git_state.cmake; dirty: tracked files differed from the commit), or
+// {"commit": null, "dirty": null, "error": "..."} when the build found no git or no repository.
+// PATHBENCH_GIT_COMMIT (7 to 40 hex digits), with the optional PATHBENCH_GIT_DIRTY ("0" or "1";
+// unset: dirty null), takes precedence over the stamp, for builds from checkouts without .git such
+// as a copy on a GPU machine; the state then has "from": "PATHBENCH_GIT_COMMIT". An empty variable
+// counts as unset; any other malformed value throws pathbench::Error. `getenv` reads the
+// environment (injectable for tests).
 json source_git_state(const std::function<const char*(const char*)>& getenv);
 // The same from the process environment.
 json source_git_state();

@@ -414,7 +414,8 @@ TEST_CASE("PATHBENCH_GIT_COMMIT gives the commit results record", "[runner]") {
   CHECK(source_git_state(env({{"PATHBENCH_GIT_COMMIT", "ABCDEF1"}, {"PATHBENCH_GIT_DIRTY", "0"}})) ==
         json{{"commit", "abcdef1"}, {"dirty", false}, {"from", "PATHBENCH_GIT_COMMIT"}});
   CHECK(source_git_state(env({{"PATHBENCH_GIT_COMMIT", "abcdef1"}}))["dirty"].is_null());
-  // Unset or empty: git answers (a commit, or null with the reason where there is no repository).
+  // Unset or empty: the build's stamp answers (a commit, or null with the reason where the build
+  // found no repository; test_git_stamp.cpp checks the stamp itself).
   const json from_git = source_git_state(env({{"PATHBENCH_GIT_COMMIT", ""}}));
   CHECK_FALSE(from_git.contains("from"));
   CHECK((from_git["commit"].is_string() || from_git.contains("error")));
