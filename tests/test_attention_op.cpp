@@ -260,5 +260,75 @@ TEST_CASE("op command: output file on success, none on a bad input", "[encodings
   fs::remove_all(dir);
 }
 
+TEST_CASE("op command: a recorded call's metadata gives the op and its settings", "[encodings]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("pathbench_op_recorded_{}", ::getpid());
+  fs::create_directories(dir);
+  const std::string input = (dir / "in.safetensors").string(), output = (dir / "out.safetensors").string();
+  auto run = [&](std::vector<std::string> options) {
+    CLI::App app;
+    add_op_command(app);
+    std::vector<std::string> args = {"pathbench", "op", "--input", input, "--output", output};
+    args.insert(args.end(), options.begin(), options.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    app.parse(int(argv.size()), argv.data());
+    const SafetensorsContent out = parse_safetensors(read_file(output), output);
+    fs::remove(output);
+    return out;
+  };
+  // The metadata a recorded call carries (core/attention/op_call_record.cpp): every setting.
+  SafetensorsContent call = op_input("fox", 5, 4, 36);
+  call.metadata = {{"op", "fox"}, {"scale", "0.25"}, {"gate_scale", "0.5"}, {"rope_base", "10000"},
+                   {"remainder_to_current", "false"}};
+  SafetensorsContent bare = call;
+  bare.metadata.clear();
+  write_file_atomically(input, serialize_safetensors(bare));
+  const SafetensorsContent explicit_settings = run({"--op", "fox", "--scale", "0.25", "--gate-scale", "0.5"});
+  const SafetensorsContent defaults = run({"--op", "fox"});
+  CHECK_THROWS_WITH(run({}), Catch::Contains("--op is required") && Catch::Contains("names no op"));
+
+  write_file_atomically(input, serialize_safetensors(call));
+  using Options = std::vector<std::string>;
+  for (const Options& options : {Options{}, Options{"--op", "fox", "--gate-scale", "0.5"}}) {
+    const SafetensorsContent out = run(options);
+    CHECK(out.metadata.at("op") == "fox");
+    CHECK(out.metadata.at("gate_scale") == "0.5");
+    // Equal up to rounding: Eigen's vector paths follow the buffers' alignment, which differs between
+    // calls in one process.
+    CHECK(testing::relative_error(values(out, "o"), values(explicit_settings, "o")) < 1e-13);
+    CHECK(testing::relative_error(values(out, "dg"), values(explicit_settings, "dg")) < 1e-13);
+  }
+  CHECK(testing::relative_error(values(defaults, "dg"), values(explicit_settings, "dg")) > 1e-2);  // the settings matter
+  // Contradicting the recording is an error naming both; nothing is written.
+  CHECK_THROWS_WITH(run({"--op", "nope"}),
+                    Catch::Contains("holds a recorded fox call") && Catch::Contains("--op nope"));
+  CHECK_THROWS_WITH(run({"--gate-scale", "1"}), Catch::Contains("--gate-scale 1 contradicts gate_scale = 0.5"));
+  CHECK_THROWS_WITH(run({"--scale", "0.5"}), Catch::Contains("--scale 0.5 contradicts scale = 0.25"));
+  CHECK_THROWS_WITH(run({"--rope-base", "500"}), Catch::Contains("--rope-base applies to rope only"));
+  CHECK_FALSE(fs::exists(output));
+  // A setting the op does not use may be recorded (every call records all), even malformed; one it
+  // uses may not.
+  call.metadata["rope_base"] = "not a number";
+  write_file_atomically(input, serialize_safetensors(call));
+  CHECK(run({}).metadata.at("op") == "fox");
+  call.metadata["gate_scale"] = "half";
+  write_file_atomically(input, serialize_safetensors(call));
+  CHECK_THROWS_WITH(run({}), Catch::Contains("metadata gate_scale is 'half'"));
+  call.metadata["op"] = "alibi";
+  write_file_atomically(input, serialize_safetensors(call));
+  CHECK_THROWS_WITH(run({}), Catch::Contains("metadata op is 'alibi'"));
+  // The flag: stick-breaking's remainder_to_current comes from the recording too.
+  SafetensorsContent sba = op_input("sba", 5, 4, 37);
+  sba.metadata = {{"op", "sba"}, {"scale", "0.5"}, {"remainder_to_current", "true"}};
+  write_file_atomically(input, serialize_safetensors(sba));
+  CHECK(run({}).metadata.at("remainder_to_current") == "true");
+  sba.metadata["remainder_to_current"] = "false";
+  write_file_atomically(input, serialize_safetensors(sba));
+  CHECK_THROWS_WITH(run({"--remainder-to-current"}), Catch::Contains("contradicts remainder_to_current = false"));
+  CHECK_FALSE(fs::exists(output));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace pathbench
