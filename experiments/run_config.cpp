@@ -7,6 +7,8 @@
 #include <algorithm>
 
 #include "core/attention/gpu_head_dims.h"
+#include "core/attention/registry.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "core/precision.h"
 #include "core/rng.h"
@@ -196,6 +198,11 @@ RunConfig RunConfig::from_json(const json& j, const std::string& where, const Ta
     throw Error(fmt::format("{}: model: keys 'd_model' {} / 'n_heads' {} give head dimension {}, but device 'cuda' "
                             "supports head dimensions {} only",
                             where, c.model.d_model, c.model.n_heads, c.model.head_dim(), gpu_head_dims_text()));
+  // A build without the CUDA backend knows no GPU classes (it refuses device 'cuda' before any run).
+  if (c.device == "cuda" && cuda_backend_built() && !find_encoding(c.model.encoding).make_cuda_float)
+    throw Error(fmt::format("{}: model: key 'encoding' has value \"{}\", which has no CUDA implementation (set "
+                            "device to cpu)",
+                            where, c.model.encoding));
   c.task = tasks.canonical(top["task"], where + ": task");
 
   const json opt = resolve_options(optimizer_specs(), top["optimizer"], where + ": optimizer");

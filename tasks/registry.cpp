@@ -7,7 +7,7 @@
 
 namespace pathbench {
 
-// One line per task; each is defined in its own file.
+// One entry per task, declared in tasks/task_list.h and defined in its own file.
 
 const std::vector<TaskInfo>& task_registry() {
   static const std::vector<TaskInfo> registry = {

@@ -37,7 +37,8 @@ class MetricAccumulator {
   virtual ~MetricAccumulator() = default;
   // predictions: [L] the model's argmax at every position of `example`.
   virtual void add(const Example& example, const std::vector<int32_t>& predictions) = 0;
-  // e.g. {"error_rate": 0.01, "scored": 12800, "per_group": {"64": {...}, ...}}
+  // e.g. {"sequence_accuracy": 0.9, "scored": 12800, "per_length": {"64": {...}, ...}}: a breakdown by
+  // Example::group sits under a key starting with "per_" (per_length, per_book_size).
   virtual json result() const = 0;
 };
 

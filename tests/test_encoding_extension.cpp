@@ -5,12 +5,14 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <vector>
 
 #include "core/attention/kernel_args.h"
 #include "core/attention/registry.h"
 #include "core/attention/registry_entry.h"
 #include "core/attention/softmax/softmax_attention.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "experiments/file_output.h"
 #include "experiments/result_file.h"
@@ -80,6 +82,13 @@ TEST_CASE("an encoding registered from outside the library is checked, trained a
     const std::vector<json> results = load_results(dir + "/results");
     REQUIRE(results.size() == 1);
     CHECK(results[0]["status"] == "done");
+    // It has no GPU class: with the CUDA backend built, a device 'cuda' config is refused before any run.
+    if (cuda_backend_built()) {
+      CHECK_THROWS_WITH(cli({"run", dir + "/cfg.json", "--out", dir + "/gpu", "--device", "cuda", "--set",
+                             "precision=fp32", "--set", "model.d_model=32"}),
+                        Catch::Contains("\"test_linear_bias\", which has no CUDA implementation"));
+      CHECK_FALSE(std::filesystem::exists(dir + "/gpu"));
+    }
 
     cli({"bench", "--device", "cpu", "--encodings", "test_linear_bias", "--layers", "1", "--width", "8", "--heads",
          "2", "--length", "8", "--batch", "2", "--warmup", "0", "--steps", "1", "--threads", "1", "--out",

@@ -1,11 +1,12 @@
 // A model's recorded attention call (core/attention/op_call_record.h; `pathbench replay
 // --record-attention`) evaluated again by `pathbench op` on the CPU in float64 gives the float32
-// model's own output and gradients for every built-in encoding and layer; a record without a
-// backward, of a missing layer or of an encoding that names no op is refused.
+// model's own output and gradients for every registered encoding and layer, each encoding naming
+// the op of its own name; a record without a backward or of a missing layer is refused.
 #include <catch2/catch.hpp>
 
 #include <string>
 
+#include "core/attention/registry.h"
 #include "core/error.h"
 #include "core/model/transformer.h"
 #include "core/optim/training_backend.h"
@@ -23,7 +24,7 @@ using testing::tiny_config;
 using testing::worst_error;
 
 TEST_CASE("A recorded CPU attention call evaluated again gives the model's outputs", "[encodings]") {
-  for (const std::string encoding : {"nope", "rope", "fox", "sba", "path", "path_fox"}) {
+  for (const std::string& encoding : encoding_names()) {
     INFO(encoding);
     const ModelConfig config = tiny_config(encoding, "gelu");
     TrainingSetup setup;

@@ -17,7 +17,7 @@ using pathbench::testing::make;
 
 namespace {
 
-// Small configs of every task, for fast checks.
+// Small configs of every registered task (at least one each), for fast checks.
 std::vector<json> small_configs() {
   return {{{"name", "flipflop"}, {"length", 64}},
           {{"name", "word_problem"}, {"group", "A5"}, {"train_max_length", 16}, {"eval_splits", {{"eval", {8, 32}}}}},
@@ -30,8 +30,21 @@ std::vector<int32_t> all_correct(const Example& e) { return e.targets; }
 
 }  // namespace
 
+TEST_CASE("the built-in tasks are registered, and every registered task has a small config", "[tasks]") {
+  std::set<std::string> registered, small;
+  for (const auto& info : task_registry()) registered.insert(info.name);
+  for (const json& config : small_configs()) small.insert(config["name"].get<std::string>());
+  for (const char* name : {"flipflop", "word_problem", "phonebook", "mqrar"}) {
+    INFO(name);
+    CHECK(registered.count(name) == 1);
+  }
+  for (const std::string& name : registered)
+    if (small.count(name) == 0)
+      FAIL_CHECK("task '" << name << "' has no small config: add one to small_configs() in "
+                 "tests/test_tasks_common.cpp");
+}
+
 TEST_CASE("every registered task builds from defaults and yields well-formed examples", "[tasks]") {
-  REQUIRE(task_registry().size() == 4);
   std::vector<json> configs = small_configs();
   for (const auto& info : task_registry()) configs.push_back({{"name", info.name}});
   for (const json& config : configs) {
@@ -164,8 +177,14 @@ TEST_CASE("a held-out example drawn again starts from its remembered draw and is
                                                {"mqrar", {{"length", 200}}}};
   for (const json& config : small_configs()) {
     INFO(config.dump());
+    const std::string name = config["name"];
+    const auto change = changes.find(name);
+    if (change == changes.end()) {
+      FAIL_CHECK("task '" << name << "' has no option to change here: add one to `changes` above");
+      continue;
+    }
     json other = config;
-    other.merge_patch(changes.at(config["name"].get<std::string>()));
+    other.merge_patch(change->second);
     // (Building a task draws a probe example of each split, so all three are built before counting.)
     const auto first_task = make(config), again = make(config), different = make(other);
     const std::string split = first_task->eval_splits().front();

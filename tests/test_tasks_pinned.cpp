@@ -4,7 +4,10 @@
 // they trained and were scored on the same data. A change that alters any example (its tokens,
 // targets or masks, or which draw is accepted for a split) fails here; if it is intended, results
 // made before it must not be mixed with results made after, and the fingerprints are updated.
+// Every registered task has configs here.
 #include <catch2/catch.hpp>
+
+#include <set>
 
 #include "core/rng.h"
 #include "task_test_support.h"
@@ -48,8 +51,14 @@ TEST_CASE("the examples of every task are pinned", "[tasks]") {
       {{{"name", "mqrar"}}, 0x2b2756bf8aa56e5eULL},
       {{{"name", "mqrar"}, {"n_back", 3}, {"pairs", 32}, {"keys", 4}, {"min_assignments", 5}}, 0xf6c5714e711fdc91ULL},
   };
+  std::set<std::string> pinned_tasks;
   for (const auto& [config, expected] : pinned) {
     INFO(config.dump());
     CHECK(fingerprint(*make(config)) == expected);
+    pinned_tasks.insert(config["name"].get<std::string>());
   }
+  for (const TaskInfo& info : task_registry())
+    if (pinned_tasks.count(info.name) == 0)
+      FAIL_CHECK("task '" << info.name << "' has no pinned examples: add configs of it to `pinned` above (with "
+                 "fingerprint 0 the check fails and prints the actual one)");
 }

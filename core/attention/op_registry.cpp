@@ -5,7 +5,7 @@
 
 namespace pathbench {
 
-// One line per op; each is defined beside its kernels.
+// A declaration and a list entry per op; each is defined beside its kernels.
 AttentionOpInfo nope_attention_op();
 AttentionOpInfo rope_attention_op();
 AttentionOpInfo fox_attention_op();

@@ -1,6 +1,6 @@
-// The registry of position encodings by name. Adding an encoding is one file with its class and
-// one line in registry.cpp; the conformance tests iterate over this list. An EncodingRegistration
-// adds one for as long as it lives (a test's own encoding, say).
+// The registry of position encodings by name. Adding an encoding is one file with its class, plus
+// a declaration and a list entry in registry.cpp; the conformance tests iterate over this list. An
+// EncodingRegistration adds one for as long as it lives (a test's own encoding, say).
 #pragma once
 #include <functional>
 #include <memory>

@@ -75,8 +75,7 @@ class RopeEncoding : public PositionEncoding<T> {
 
  private:
   SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) const {
-    auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, q_rot_.data(), k_rot_.data(), in.v);
-    return a;
+    return kernel_args<SoftmaxAttentionArgs<T>>(in.dims, q_rot_.data(), k_rot_.data(), in.v);
   }
 
   double base_;

@@ -1,5 +1,4 @@
 // The `nope` encoding: causal softmax attention with no position information.
-#include <cmath>
 #include <vector>
 
 #include "core/attention/kernel_args.h"
@@ -29,8 +28,7 @@ class NopeEncoding : public PositionEncoding<T> {
 
  private:
   static SoftmaxAttentionArgs<T> args(const AttentionInputs<T>& in) {
-    auto a = kernel_args<SoftmaxAttentionArgs<T>>(in.dims, in.q, in.k, in.v);
-    return a;
+    return kernel_args<SoftmaxAttentionArgs<T>>(in.dims, in.q, in.k, in.v);
   }
 
   std::vector<T> lse_;  // [BH, T]
