@@ -54,6 +54,7 @@ void table_command(TableCommandOptions o) {
   for (const std::string& file : unreadable) fmt::print(stderr, "pathbench: left out unreadable result {}\n", file);
   if (results.empty())
     throw Error(fmt::format("no result files (*.json with \"pathbench_result\") in '{}'", fmt::join(o.dirs, "', '")));
+  std::vector<int64_t> absent_seeds;  // asked for by --seeds, in no result
   if (!o.seeds.empty()) {
     std::erase_if(results, [&](const json& r) {
       return !r.contains("seed") ||
@@ -62,6 +63,9 @@ void table_command(TableCommandOptions o) {
     if (results.empty())
       throw Error(fmt::format("--seeds {}: no result of those seeds in '{}'", fmt::join(o.seeds, ","),
                               fmt::join(o.dirs, "', '")));
+    for (int64_t seed : o.seeds)
+      if (std::none_of(results.begin(), results.end(), [&](const json& r) { return r["seed"] == seed; }))
+        absent_seeds.push_back(seed);
   }
   if (o.at_step > 0 && o.first_step) throw Error("--at-step and --first-step do not combine");
   if ((o.at_step > 0 || o.first_step) && is_run_metric(o.table.metric))
@@ -72,6 +76,7 @@ void table_command(TableCommandOptions o) {
   std::string reached;  // what --first-step counts, for the note above the table
   if (o.first_step) {
     const std::set<std::string> used = use_first_step_reaching(results, o.table.metric, *o.first_step);
+    for (const std::string& metric : used) check_fraction("--first-step", *o.first_step, metric);
     reached = fmt::format("{} reached {}", fmt::join(used, ", "), *o.first_step);
     o.table.metric = "first_step";
   }
@@ -81,9 +86,13 @@ void table_command(TableCommandOptions o) {
                         interrupted_read > 0 ? fmt::format("; {} interrupted after it count", interrupted_read) : "") +
             table;
   if (o.first_step)
-    table = fmt::format("(first_step: each run's first evaluation step at which {}; · or a smaller n: runs that "
-                        "never did, which means leave out)\n",
+    table = fmt::format("(first_step: each run's first evaluation step at which {}; the means leave out runs that "
+                        "never did, so a smaller n (· per seed, — where none did) marks them)\n",
                         reached) +
+            table;
+  if (!absent_seeds.empty())
+    table = fmt::format("(--seeds: no result of seed{} {})\n", absent_seeds.size() == 1 ? "" : "s",
+                        fmt::join(absent_seeds, ", ")) +
             table;
   if (!unreadable.empty())
     table = fmt::format("({} unreadable result file{} left out: see stderr)\n", unreadable.size(),

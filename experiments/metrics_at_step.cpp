@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -48,7 +49,19 @@ bool curve_is_read(const json& result) {
 }  // namespace
 
 int64_t use_metrics_at_step(std::vector<json>& results, int64_t step) {
-  int64_t interrupted = 0;
+  // A step past every run's configured training steps reads nothing but final metrics: a mistake.
+  int64_t interrupted = 0, longest = -1;  // the most steps a run whose curve is read is configured for
+  for (const json& r : results) {
+    if (!curve_is_read(r)) continue;
+    const json steps = r.value("config", json::object()).value("training", json::object()).value("steps", json());
+    if (!steps.is_number_integer()) {  // unknown: no check
+      longest = -1;
+      break;
+    }
+    longest = std::max(longest, steps.get<int64_t>());
+  }
+  if (longest >= 0 && longest < step)
+    throw Error(fmt::format("--at-step {}: past every run's training (the longest has {} steps)", step, longest));
   for (json& r : results) {
     if (!curve_is_read(r)) continue;
     // A finished run that ended before `step` keeps its last metrics; an interrupted one keeps none.

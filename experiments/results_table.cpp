@@ -21,11 +21,6 @@ namespace {
 
 using namespace table;
 
-bool is_ratio_metric(const std::string& metric) {
-  return metric.find("rate") != std::string::npos || metric.find("accuracy") != std::string::npos ||
-         metric.find("match") != std::string::npos;
-}
-
 std::string markdown(const std::string& corner, const std::vector<json>& rows, const std::vector<json>& cols,
                      const std::map<std::pair<json, json>, std::string>& cells) {
   std::vector<std::string> header{corner}, rule{"---"};
@@ -100,7 +95,37 @@ void check_has_values(const std::vector<Record>& records, const std::string& met
                           split.empty() ? "" : " (split '" + split + "')", fmt::join(known, ", ")));
 }
 
+// Throws when a --where key is in no result, or its value in none (the values there are named).
+void check_where(const std::vector<json>& all, const std::vector<std::pair<std::string, json>>& where) {
+  for (const auto& [key, value] : where) {
+    std::set<std::string> values;
+    bool matched = false;
+    for (const json& r : all) {
+      const json v = config_value(r, config_key_of(key));
+      if (v.is_null()) continue;
+      values.insert(show(v));
+      matched = matched || v == value;
+    }
+    if (values.empty()) throw Error(fmt::format("--where {}: no result has config key '{}'", key, config_key_of(key)));
+    if (!matched)
+      throw Error(fmt::format("--where {}={}: no result has that value (they have: {})", key, show(value),
+                              fmt::join(values, ", ")));
+  }
+}
+
 }  // namespace
+
+bool is_ratio_metric(const std::string& metric) {
+  return metric.find("rate") != std::string::npos || metric.find("accuracy") != std::string::npos ||
+         metric.find("match") != std::string::npos;
+}
+
+void check_fraction(const std::string& option, double value, const std::string& metric) {
+  if (is_ratio_metric(metric) && (value < 0 || value > 1))
+    throw Error(fmt::format("{} {}: metric '{}' is a fraction from 0 to 1 (tables print it in %; for 90 % give "
+                            "0.9)",
+                            option, value, metric));
+}
 
 bool higher_is_better(const json& result, const std::string& metric) {
   const bool by_name = metric.find("error") == std::string::npos && metric.find("loss") == std::string::npos &&
@@ -109,6 +134,7 @@ bool higher_is_better(const json& result, const std::string& metric) {
 }
 
 std::string results_table(const std::vector<json>& all, const TableOptions& o) {
+  check_where(all, o.where);
   std::vector<const json*> results;
   std::map<std::string, std::vector<std::string>> left_out;  // status → ids
   for (const json& r : all) {
@@ -140,6 +166,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   const SeedRule& rule = seed_rule(o.over_seeds);
   const bool first_steps = metric == "first_step";  // a --first-step table (metrics_at_step.h)
   check_combination(o, first_steps);
+  if (o.passing || !o.fewest.empty()) check_fraction("--threshold", o.threshold, metric);
   std::optional<Dim> fewest;
   if (!o.fewest.empty()) {
     fewest = resolve_dim(o.fewest, results, "--fewest");
@@ -165,7 +192,7 @@ std::string results_table(const std::vector<json>& all, const TableOptions& o) {
   const std::string group_key = row.kind == DimKind::Group ? row.key : col.kind == DimKind::Group ? col.key : "";
   const std::vector<Record> records = make_records(results, group_key, metric, o.split);
   if (records.empty()) throw Error(fmt::format("the results have no metrics for these rows and columns (split '{}')", o.split));
-  check_has_values(records, metric, o.split);
+  if (!first_steps) check_has_values(records, metric, o.split);  // where no run reached the value, every cell says so
 
   const CellData data = group_records(records, row, col, fewest ? &*fewest : nullptr, first_steps, cell_excluded);
   const bool percent = is_ratio_metric(metric);

@@ -214,6 +214,12 @@ TableText mean_table(const CellData& data, const TableSetting& s) {
     if (counts) t.cells[cell] += count_text(data.pooled.at(cell), s.scale(), s.unit());
     if (const auto it = tests.find(cell); it != tests.end()) t.cells[cell] += fmt::format(" ({})", it->second);
   }
+  // First-step cells where no run reached the value: "—", still tested against the reference row.
+  for (const auto& [cell, times] : data.times)
+    if (!t.cells.count(cell)) {
+      const auto it = tests.find(cell);
+      t.cells[cell] = it == tests.end() ? "—" : fmt::format("— ({})", it->second);
+    }
   const std::string n = seeds.empty()        ? "0"
                         : seeds.size() == 1 ? std::to_string(*seeds.begin())
                                             : fmt::format("{}–{}", *seeds.begin(), *seeds.rbegin());

@@ -146,6 +146,8 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   cli({"table", dir + "/results", dir + "/more", "--rows", "seed", "--seeds", "0", "--out", dir + "/seed0.md"});
   CHECK_THAT(read_file(dir + "/seed0.md"), Catch::Contains("| 0 |") && !Catch::Contains("| 1 |"));
   CHECK_THROWS_WITH(cli({"table", dir + "/results", "--seeds", "7,8"}), Catch::Contains("--seeds 7,8: no result"));
+  cli({"table", dir + "/results", "--rows", "seed", "--seeds", "1,7", "--out", dir + "/seed07.md"});
+  CHECK_THAT(read_file(dir + "/seed07.md"), Catch::Contains("(--seeds: no result of seed 7)") && Catch::Contains("| 1 |"));
   cli({"slurm", config, "--out", dir + "/job.sbatch", "--results", dir + "/results", "--set", "training.steps=3"});
   CHECK_THAT(read_file(dir + "/job.sbatch"), Catch::Contains("#SBATCH --array=0-1") &&
                                                  Catch::Contains("--set training.steps=3"));

@@ -189,6 +189,13 @@ TEST_CASE("table: bad dimensions and empty inputs are clear errors", "[runner]")
   o.fewest = "split";
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--fewest 'split'"));
   CHECK(config_key_of("layers") == "model.n_layers");
+  // --where: a key no result has, or a value none has, is named (not "no finished results").
+  TableOptions w;
+  w.where = {{"colour", "red"}};
+  CHECK_THROWS_WITH(results_table(results, w), Catch::Contains("--where colour: no result has config key 'colour'"));
+  w.where = {{"encoding", "pth"}};
+  CHECK_THROWS_WITH(results_table(results, w),
+                    Catch::Contains("--where encoding=pth: no result has that value (they have: rope)"));
   CHECK(config_key_of("optimizer.lr") == "optimizer.lr");
 }
 
@@ -329,6 +336,10 @@ TEST_CASE("table --passing: each cell counts the seeds that pass --threshold", "
         "| rope | 2 of 3 |\n");
   o.per_seed = true;
   CHECK_THROWS_WITH(results_table(results, o), Catch::Contains("--passing does not combine"));
+  o.per_seed = false;
+  o.threshold = 20;  // meant as 20 %
+  CHECK_THROWS_WITH(results_table(results, o),
+                    Catch::Contains("--threshold 20: metric 'error_rate' is a fraction from 0 to 1"));
 }
 
 TEST_CASE("table --passing --counts --against --holm: the pass rate's interval and Fisher's test against a row", "[runner]") {
@@ -390,7 +401,7 @@ TEST_CASE("table --at-step: each run's evaluation at that step, from its curve f
   long_run["path"] = dir + "/long.json";
   long_run["curve"] = "long.curve.jsonl";
   long_run["steps_done"] = 3000;
-  long_run["config"]["training"] = {{"eval_every", 1000}};
+  long_run["config"]["training"] = {{"eval_every", 1000}, {"steps", 3000}};
   write_file_atomically(dir + "/long.curve.jsonl", json{{"step", 100}, {"loss", 1.0}}.dump() + "\n" + eval_line(1000, 0.4) +
                                                        eval_line(2000, 0.25) + eval_line(3000, 0.01));
   json stopped = result("rope", 1, 1, splits(0.05, 0.4, 0.0));  // stopped early at step 1000
@@ -405,6 +416,9 @@ TEST_CASE("table --at-step: each run's evaluation at that step, from its curve f
   TableOptions o;
   o.split = "in_dist";
   CHECK_THAT(results_table(results, o), Catch::Contains("| rope | 15 ± 14% |"));
+  std::vector<json> beyond = results;
+  CHECK_THROWS_WITH(use_metrics_at_step(beyond, 5000),
+                    Catch::Contains("--at-step 5000: past every run's training (the longest has 3000 steps)"));
   std::vector<json> between = {long_run};
   CHECK_THROWS_WITH(use_metrics_at_step(between, 2500),
                     Catch::Contains("no evaluation at step 2500") && Catch::Contains("every 1000 steps"));
@@ -470,6 +484,19 @@ TEST_CASE("table --first-step: each run's first evaluation step reaching a thres
   o.holm = true;  // one comparison: Holm leaves it as it is
   CHECK_THAT(results_table(both, o), Catch::Contains("| rope | 2500 ± 707 (p 0.046, Holm 0.046) |"));
   o.holm = false;
+  // A row where no run reached the value: "—", and still tested. At step 1000, 4 runs at risk (sba 2,
+  // nope 2) and both events nope's: O − E = 0 − 1 for sba, variance 2·(1/2)(1/2)(2/3) = 1/3, χ² = 3,
+  // p = 0.083; sba's runs are censored at 3000.
+  std::vector<json> never = {
+      with_curve(result("sba", 0, 1, splits(0.5, 0.5, 0.5)), "s0", eval_line(1000, 0.5, 0.5) + eval_line(3000, 0.4, 0.5)),
+      with_curve(result("sba", 1, 1, splits(0.5, 0.5, 0.5)), "s1", eval_line(1000, 0.5, 0.5) + eval_line(3000, 0.4, 0.5))};
+  use_first_step_reaching(never, "", 0.3);
+  std::vector<json> with_never = both;
+  with_never.insert(with_never.end(), never.begin(), never.end());
+  CHECK_THAT(results_table(with_never, o), Catch::Contains("| sba | — (p 0.083) |"));
+  o.against.clear();
+  CHECK_THAT(results_table(never, o), Catch::Contains("| sba | — |"));  // no run reached it at all: a table still
+  o.against = "nope";
   o.per_seed = true;
   CHECK_THROWS_WITH(results_table(both, o), Catch::Contains("--against does not combine with --per-seed or --fewest"));
   o.per_seed = false;
