@@ -78,7 +78,8 @@ void run_command(const RunCommandOptions& o) {
                                options.out_dir));
   if (s.stop_signal != 0 || s.interrupted > 0)
     throw Error(fmt::format("stopped{}: {} runs interrupted after a step, {} not started; run the same command "
-                            "again to resume them",
+                            "again to continue them (interrupted runs resume from their checkpoints where "
+                            "training.checkpoint_every > 0, and start again otherwise)",
                             s.stop_signal != 0 ? fmt::format(" by signal {}", s.stop_signal) : " (a worker was signalled)",
                             s.interrupted, s.in_shard - s.skipped - s.done - s.nan - s.failed - s.interrupted));
   if (s.failed > 0)

@@ -3,20 +3,26 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <map>
 
+#include "experiments/result_file.h"
 #include "experiments/run_claim.h"
 
 namespace pathbench {
 
 namespace {
 
-// What a sweep would do with a run, from its result's status.
-std::string planned_state(const std::string& previous) {
-  if (previous == "done") return "done (skip)";
-  if (previous.empty()) return "to run";
-  if (previous == "interrupted") return "resume (interrupted)";
-  return "rerun (" + previous + ")";
+// What a sweep would do with a run, from its result's status and its checkpoint: a run without a
+// result (killed, say) or an interrupted one resumes where checkpoints are on and one exists
+// (sweep_runner.cpp); an interrupted one without starts again.
+std::string planned_state(const RunState& s, const std::string& out_dir) {
+  if (s.previous == "done") return "done (skip)";
+  const bool checkpoint = s.run->config.training.checkpoint_every > 0 &&
+                          std::filesystem::exists(run_files(out_dir, *s.run).checkpoint);
+  if (s.previous.empty()) return checkpoint ? "resume" : "to run";
+  if (s.previous == "interrupted") return checkpoint ? "resume (interrupted)" : "rerun (interrupted)";
+  return "rerun (" + s.previous + ")";
 }
 
 }  // namespace
@@ -27,7 +33,7 @@ std::string sweep_plan_text(const std::vector<RunState>& states, size_t planned,
   std::map<std::string, int64_t> counts;  // state → runs
   std::string lines;
   for (const RunState& s : states) {
-    std::string state = planned_state(s.previous), claim;
+    std::string state = planned_state(s, options.out_dir), claim;
     const auto owner = owners.find(s.run->file_stem());
     if (s.previous != "done" && owner != owners.end()) {
       const bool stale = claim_is_stale(owner->second, now, options.claim_stale_after_s);

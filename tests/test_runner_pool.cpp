@@ -339,7 +339,8 @@ TEST_CASE("pool options: bad --jobs and --gpus, and an unwritable results folder
 TEST_CASE("the dry run's plan: each run's state from its result and claim, live and stale claims shown, and counts",
           "[runner][pool]") {
   json doc = tiny_run_config();
-  doc["zip"] = json{{"seed", {0, 1, 2, 3}}};
+  doc["zip"] = json{{"seed", {0, 1, 2, 3, 4}}};
+  doc["training"]["checkpoint_every"] = 2;
   const auto runs = plan(doc);
   SweepOptions options;
   options.out_dir = fresh_temp_dir("plan-text");
@@ -361,10 +362,15 @@ TEST_CASE("the dry run's plan: each run's state from its result and claim, live 
   claim(runs[1], live);
   claim(runs[2], lost);
   result_doc(runs[3], "interrupted");
+  result_doc(runs[4], "interrupted");
+  // Checkpoints of the run whose worker was lost and of one interrupted run: those two resume.
+  for (const PlannedRun* run : {&runs[2], &runs[3]})
+    write_file_atomically(run_files(options.out_dir, *run).checkpoint, "x");
   const std::string text = sweep_plan_text(shard_states(runs, options), runs.size(), options, now);
   INFO(text);
-  CHECK_THAT(text, Catch::StartsWith("4 runs in the sweep, 4 in shard 0/1; results in " + options.out_dir + "\n"
-                                     "1 done (skip), 1 resume (interrupted), 1 running, 1 to run\n"));
+  CHECK_THAT(text, Catch::StartsWith("5 runs in the sweep, 5 in shard 0/1; results in " + options.out_dir + "\n"
+                                     "1 done (skip), 1 rerun (interrupted), 1 resume, 1 resume (interrupted), "
+                                     "1 running\n"));
   const auto line_of = [&](const PlannedRun& run) {
     const size_t at = text.find(run.file_stem());
     return text.substr(at, text.find('\n', at) - at);
@@ -373,7 +379,13 @@ TEST_CASE("the dry run's plan: each run's state from its result and claim, live 
   CHECK_THAT(line_of(runs[1]), Catch::Contains("running") &&
                                    Catch::EndsWith(fmt::format("(claim of {} pid {}, heartbeat 3 s ago)", live.host,
                                                                live.pid)));
-  CHECK_THAT(line_of(runs[2]), Catch::Contains("to run") && Catch::EndsWith("heartbeat 600 s ago)") &&
+  CHECK_THAT(line_of(runs[2]), Catch::Contains("resume ") && Catch::EndsWith("heartbeat 600 s ago)") &&
                                    Catch::Contains("(stale claim of"));
   CHECK_THAT(line_of(runs[3]), Catch::Contains("resume (interrupted)"));
+  CHECK_THAT(line_of(runs[4]), Catch::Contains("rerun (interrupted)"));
+  // Without checkpoints in the config, a checkpoint file left behind is not resumed from.
+  doc["training"]["checkpoint_every"] = 0;
+  const auto plain = plan(doc);
+  const std::string without = sweep_plan_text(shard_states(plain, options), plain.size(), options, now);
+  CHECK_THAT(without, Catch::Contains("1 done (skip), 2 rerun (interrupted), 1 running, 1 to run\n"));
 }
