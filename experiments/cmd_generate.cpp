@@ -116,7 +116,7 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--checkpoint", opts->checkpoint, "model checkpoint (safetensors)")->required();
   cmd->add_option("--prompt", opts->prompt, "prompt text in the task's symbols, or token ids without a task")
       ->required();
-  cmd->add_option("--new", opts->count, "tokens to generate (at most 100,000)")
+  cmd->add_option("--new", opts->count, "tokens to generate (at most 100,000; default 16)")
       ->check(CLI::Range(int64_t(0), int64_t(100000)));
   cmd->add_option("--task", opts->task,
                   "task config (JSON or file) whose vocabulary reads the prompt; default: the checkpoint's "

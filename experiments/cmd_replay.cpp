@@ -171,7 +171,7 @@ void add_replay_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "device, same as --set device=...")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--precision", o->precision, "products' precision, same as --set precision=...")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
-  cmd->add_option("--threads", o->threads, "CPU threads, same as --set threads=N")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o->threads, "CPU threads, same as --set threads=N")->check(integer_at_least(0));
   cmd->add_option("--largest", o->listed, "tensors listed per step, largest gradient norm first")
       ->check(integer_at_least(0));
   cmd->add_option("--out", o->out, "also write every step's numbers, every tensor's norm, as JSON");
@@ -180,7 +180,7 @@ void add_replay_command(CLI::App& app) {
                   "and PREFIX.outputs.safetensors (the model's own outputs): the call of --record-layer at the "
                   "first step whose gradient norm is above --record-above or not finite");
   cmd->add_option("--record-layer", o->record_layer, "the layer whose attention call is recorded (default 0)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   cmd->add_option("--record-above", o->record_above,
                   "record at the first step whose gradient norm exceeds this (default: only a non-finite one)")
       ->check(CLI::NonNegativeNumber);

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/optim/training_backend.h"
+#include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/run_claim.h"
 #include "experiments/run_metadata.h"
@@ -118,7 +119,7 @@ void add_run_command(CLI::App& app) {
                   "run shard i of n (0 <= i < n): the runs at positions i, i+n, ... of the sweep (default: the "
                   "Slurm array task from SLURM_ARRAY_TASK_ID/COUNT, else everything)");
   cmd->add_option("--threads", o->threads, "CPU threads of every run, same as --set threads=N (0: OpenMP's default)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_at_least(0));
   cmd->add_option("--jobs", o->jobs,
                   "runs trained at once: worker processes per GPU named by --gpus, else in all (on the CPU they "
                   "split the threads); workers claim runs through claim files in --out")

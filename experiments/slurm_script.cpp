@@ -29,6 +29,9 @@ std::string slurm_script(const SlurmOptions& o) {
     if (std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }))
       throw Error(fmt::format("slurm {} {}: control characters (such as a line break) are not allowed", option,
                               nlohmann::json(value).dump()));
+  if (o.results.find('"') != std::string::npos)
+    throw Error(fmt::format("slurm --results {}: a double quote cannot stand in the quoted #SBATCH --output path",
+                            nlohmann::json(o.results).dump()));
   const int64_t shards = std::max<int64_t>(1, o.shards > 0 ? std::min(o.shards, o.runs) : o.runs);
   std::string out = fmt::format(
       "#!/bin/bash\n"
@@ -42,7 +45,7 @@ std::string slurm_script(const SlurmOptions& o) {
   if (o.gpus_per_task > 0) out += fmt::format("#SBATCH --gpus-per-task={}\n", o.gpus_per_task);
   if (!o.partition.empty()) out += fmt::format("#SBATCH --partition={}\n", o.partition);
   if (!o.mem.empty()) out += fmt::format("#SBATCH --mem={}\n", o.mem);
-  out += fmt::format("#SBATCH --output={}/slurm-%A_%a.out\n\n", o.results);
+  out += fmt::format("#SBATCH --output=\"{}/slurm-%A_%a.out\"\n\n", o.results);  // sbatch strips the quotes
   out += "set -euo pipefail\n";
   out += fmt::format("cd {}\n", shell_quote(o.workdir));
   std::string command = fmt::format("{} run {} --out {} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\" --threads \"${{SLURM_CPUS_PER_TASK:-0}}\"",

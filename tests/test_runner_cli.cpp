@@ -260,7 +260,7 @@ TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
   const std::string s = slurm_script(o);
   CHECK(s.rfind("#!/bin/bash\n", 0) == 0);
   for (const char* line : {"#SBATCH --array=0-7\n", "#SBATCH --gpus-per-task=1\n", "#SBATCH --partition=gpu\n",
-                           "#SBATCH --output=/scratch/results/flip/slurm-%A_%a.out\n", "cd /home/me\n"})
+                           "#SBATCH --output=\"/scratch/results/flip/slurm-%A_%a.out\"\n", "cd /home/me\n"})
     CHECK_THAT(s, Catch::Contains(line));
   CHECK_THAT(s, Catch::Contains("exec /opt/pathbench/build/pathbench run '/home/me/configs/flip flop.json' --out "
                                 "/scratch/results/flip --shard \"${SLURM_ARRAY_TASK_ID}/8\"") &&
@@ -274,6 +274,9 @@ TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
   o.job_name = "x\n#SBATCH --exclusive";
   CHECK_THROWS_WITH(slurm_script(o), Catch::Contains("--job-name") && Catch::Contains("control characters"));
   CHECK(shell_quote("") == "''");
+  o.job_name = "flip";
+  o.results = "/scratch/say \"hi\"";
+  CHECK_THROWS_WITH(slurm_script(o), Catch::Contains("--results") && Catch::Contains("double quote"));
 }
 
 TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][plots]") {

@@ -4,8 +4,8 @@
 #
 # In a private temp folder it starts munged, slurmctld and slurmd with their own key, config,
 # sockets, free ports, state and logs (one node: this host, `nproc` CPUs, no cgroups), then:
-#   a. submits the array script of tests/slurm/tiny_sweep.json and checks every run is done and
-#      `pathbench table` shows one row per encoding;
+#   a. submits the array script of tests/slurm/tiny_sweep.json (results in a folder whose name has a
+#      space) and checks every run is done and `pathbench table` shows one row per encoding;
 #   b. submits a longer version, cancels one array task mid-run, checks that run is not done (its
 #      result says interrupted, and `pathbench table` lists it as left out),
 #      resubmits the same script and checks every run is now done exactly once (one result JSON
@@ -184,8 +184,8 @@ check_completed() {  # the 4 array tasks of $job ended COMPLETED (exit status 0)
 }
 cd "$tmp" || die "cd $tmp"
 
-# ---- a. the tiny sweep as an array job ------------------------------------------------------------
-res=$tmp/results-a
+# ---- a. the tiny sweep as an array job (its results folder's name has a space) ---------------------
+res="$tmp/results a"
 "$pb" slurm "$config" --results "$res" --cpus-per-task 1 --time 00:10:00 --out "$tmp/job-a.sh" ||
   die "pathbench slurm"
 mapfile -t ids < <(run_ids "$res")
@@ -195,6 +195,9 @@ wait_job "$job"
 check_completed
 check_all_done "$res" "${ids[@]}"
 check_table "$res"
+n=$(find "$res" -maxdepth 1 -name 'slurm-*.out' | wc -l)
+[[ $n -eq 4 ]] && pass "the 4 tasks' logs in the results folder (#SBATCH --output, quoted)" ||
+  fail "$n slurm-*.out files in '$res', expected 4"
 
 # ---- b. cancel one array task mid-run, resubmit ------------------------------------------------
 res=$tmp/results-b
