@@ -52,7 +52,8 @@ bool is_result_name(const fs::path& path) {
 
 RunFiles run_files(const std::string& dir, const PlannedRun& run) {
   const std::string stem = (fs::path(dir) / run.file_stem()).string();
-  return RunFiles{stem + ".json", stem + ".curve.jsonl", stem + ".ckpt.safetensors", stem + ".spike.safetensors"};
+  return RunFiles{stem + ".json", stem + ".curve.jsonl", stem + ".ckpt.safetensors", stem + ".spike.safetensors",
+                  stem + ".model.safetensors"};
 }
 
 json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* task, const RunContext& context) {
@@ -88,6 +89,8 @@ json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* t
            {"final_train_loss", finite_or_null(outcome.final_loss)},
            {"metrics", outcome.metrics},
            {"curve", fs::path(run_files("", run).curve).filename().string()}};
+  if (c.training.save_model && outcome.status == "done")
+    doc["model"] = fs::path(run_files("", run).model).filename().string();  // for `pathbench generate`
   if (task) {
     doc["eval_splits"] = task->eval_splits();
     doc["primary_metric"] = task->primary_metric();

@@ -18,6 +18,7 @@ struct RunFiles {
   std::string curve;       // <dir>/<id>-<hash>.curve.jsonl
   std::string checkpoint;  // <dir>/<id>-<hash>.ckpt.safetensors
   std::string spike_checkpoint;  // <dir>/<id>-<hash>.spike.safetensors (training.spike_grad_norm)
+  std::string model;             // <dir>/<id>-<hash>.model.safetensors (training.save_model)
 };
 RunFiles run_files(const std::string& dir, const PlannedRun& run);
 

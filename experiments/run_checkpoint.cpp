@@ -35,6 +35,11 @@ void save_run_checkpoint(const std::string& path, const RunConfig& run, const Mo
                    {"run_config", run.doc.dump()}});
 }
 
+void save_run_model(const std::string& path, const RunConfig& run, const ModelConfig& model, TrainingBackend& backend) {
+  save_checkpoint(path, model, backend.download_parameters(), nullptr,
+                  {{"run_hash", run.hash()}, {"task", run.task.dump()}, {"run_config", run.doc.dump()}});
+}
+
 json checkpoint_run_config(const std::string& path) {
   const LoadedCheckpoint loaded = load_checkpoint(path);
   const auto it = loaded.metadata.find("run_config");

@@ -34,6 +34,10 @@ struct RunProgress {
 void save_run_checkpoint(const std::string& path, const RunConfig& run, const ModelConfig& model,
                          TrainingBackend& backend, const RunProgress& progress);
 
+// The run's final model for `pathbench generate`: its parameters with the same metadata as a
+// checkpoint (run hash, task, run config), without optimizer state or progress.
+void save_run_model(const std::string& path, const RunConfig& run, const ModelConfig& model, TrainingBackend& backend);
+
 // Loads a checkpoint of run `run_hash` into `backend` (built from the run's config) and returns its
 // progress; nullopt when no file exists or it belongs to another run. Throws pathbench::Error for
 // an unreadable or mismatched file.

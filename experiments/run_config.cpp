@@ -83,6 +83,10 @@ const std::vector<OptionSpec>& training_specs() {
       {"log_every", OptionType::Int, 10, "write a curve line every this many steps (not part of the run hash)", 1.0},
       {"checkpoint_every", OptionType::Int, 0,
        "save a resumable checkpoint every this many steps; 0: never (not part of the run hash)", 0.0},
+      {"save_model", OptionType::Bool, false,
+       "when the run ends (at its last step or an early stop), write its model (weights, task and run config) as "
+       "<run>.model.safetensors, for `pathbench generate`; set it before training: finished runs are skipped (not "
+       "part of the run hash)"},
       {"spike_grad_norm", OptionType::Float, 0.0,
        "the first time a step's gradient norm (before clipping) exceeds this, or is non-finite, once a checkpoint "
        "exists, keep a copy of that checkpoint as <run>.spike.safetensors, to replay the steps from it on another "
@@ -140,7 +144,8 @@ const std::vector<ConfigBlock>& run_config_blocks() {
 
 const std::vector<std::string>& non_semantic_keys() {
   static const std::vector<std::string> keys = {"name", "device", "threads", "training.log_every",
-                                                "training.checkpoint_every", "training.spike_grad_norm"};
+                                                "training.checkpoint_every", "training.spike_grad_norm",
+                                                "training.save_model"};
   return keys;
 }
 
@@ -218,7 +223,8 @@ RunConfig RunConfig::from_json(const json& j, const std::string& where, const Ta
   c.training = TrainingConfig{tr["steps"],          tr["batch_size"],       tr["eval_every"],
                               tr["eval_examples"],  tr["eval_batch_size"],  tr["eval_seed"],
                               tr["final_eval_examples"], tr["early_stop_split"], tr["early_stop_at"],
-                              tr["log_every"],      tr["checkpoint_every"], tr["spike_grad_norm"]};
+                              tr["log_every"],      tr["checkpoint_every"], tr["spike_grad_norm"],
+                              tr["save_model"]};
   if (c.training.spike_grad_norm > 0 && c.training.checkpoint_every == 0)
     throw Error(fmt::format("{}: training: key 'spike_grad_norm' is {} but 'checkpoint_every' is 0 (the spike keeps a "
                             "copy of the latest checkpoint)",

@@ -31,6 +31,7 @@ struct TrainingConfig {
   int64_t log_every = 10;
   int64_t checkpoint_every = 0;  // 0: no checkpoints
   double spike_grad_norm = 0;    // keep the checkpoint before the first step whose gradient norm exceeds it; 0: off
+  bool save_model = false;       // write the final model for `pathbench generate`
 };
 
 struct RunConfig {

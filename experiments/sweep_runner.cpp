@@ -72,7 +72,8 @@ RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, 
   try {
     task = options.tasks.make(run.config.task, run.label + ": task");
     const std::string starts = (fs::path(options.out_dir) / ".held-out-starts").string();
-    outcome = train_run(run.config, *task, RunOutputs{files.curve, files.checkpoint, resumes, starts, files.spike_checkpoint}, events);
+    const RunOutputs outputs{files.curve, files.checkpoint, resumes, starts, files.spike_checkpoint, files.model};
+    outcome = train_run(run.config, *task, outputs, events);
   } catch (const Error& e) {
     outcome.status = "failed";
     outcome.failure_reason = e.what();

@@ -195,6 +195,7 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
         p.metrics = timed_evaluation(*backend, task, c.training, final_eval_examples(c.training), ahead,
                                      outputs.held_out_starts, p);
         curve.write(eval_curve_line(step, p.metrics));
+        if (c.training.save_model && !outputs.model.empty()) save_run_model(outputs.model, c, mc, *backend);
       }
       // (not at an early stop: a resumed run then repeats the steps to it and stops there again)
       const bool saved = checkpoints && (step % c.training.checkpoint_every == 0 || step == steps);

@@ -42,6 +42,7 @@ struct RunOutputs {
   bool resume = false;      // continue from the checkpoint when one of this run exists
   std::string held_out_starts;  // folder of the sweep's shared held-out draw starts ("": none; evaluate.h)
   std::string spike_checkpoint;  // where training.spike_grad_norm keeps its copy ("": nowhere)
+  std::string model;             // where training.save_model writes the final model ("": nowhere)
 };
 
 // The batch of training step `step` (0-based: the steps taken before it): examples step·batch_size

@@ -11,6 +11,7 @@
 #include "build_info.h"
 #include "core/attention/registry.h"
 #include "core/error.h"
+#include "experiments/checkpoint.h"
 #include "experiments/commands.h"
 #include "experiments/config_reference.h"
 #include "experiments/file_output.h"
@@ -392,6 +393,22 @@ TEST_CASE("sample takes a run config, and generate reads a run's checkpoint in t
   CHECK(generated["prompt_tokens"] == json{5, 0, 4, 2, 3, 1});  // <bos> w 1 i 0 r in flip-flop's vocabulary
   CHECK(generated["generated_tokens"].size() == 2);
   CHECK(generated["generated_text"].is_string());
+
+  // training.save_model: the final model beside the result (named there), without checkpoints too;
+  // it generates exactly as the run's last checkpoint does, and it is left out of the run hash.
+  cli({"run", config, "--out", dir + "/model", "--set", "training.save_model=true", "--set",
+       "training.checkpoint_every=0"});
+  const std::vector<json> saved = load_results(dir + "/model");
+  REQUIRE(saved.size() == 1);
+  CHECK(saved[0]["hash"] == results[0]["hash"]);
+  REQUIRE(saved[0]["model"].is_string());
+  const std::string model = dir + "/model/" + saved[0]["model"].get<std::string>();
+  CHECK_FALSE(fs::exists(dir + "/model/" + saved[0]["id"].get<std::string>() + "-" +
+                         saved[0]["hash"].get<std::string>() + ".ckpt.safetensors"));
+  cli({"generate", "--checkpoint", model, "--prompt", "<bos> w 1 i 0 r", "--new", "2", "--out", dir + "/gen2.json"});
+  CHECK(json::parse(read_file(dir + "/gen2.json"))["generated_tokens"] == generated["generated_tokens"]);
+  CHECK(load_checkpoint(model).model->params().values() == load_checkpoint(checkpoint).model->params().values());
+  CHECK_FALSE(results[0].contains("model"));
 }
 
 TEST_CASE("count-ceiling prints a decision word problem's count-only accuracy per length, or fails", "[runner]") {
