@@ -53,6 +53,7 @@ void run_command(const RunCommandOptions& o) {
 
   const std::vector<PlannedRun> runs = plan_runs(load_config_file(o.config), overrides, o.config, options.tasks);
   if (o.dry_run) {
+    const json git = source_git_state();  // a bad PATHBENCH_GIT_COMMIT stops it before the listing
     const std::vector<RunState> states = shard_states(runs, options);
     fmt::print("{}", sweep_plan_text(states, runs.size(), options, unix_now()));
     std::set<std::string> devices;
@@ -67,7 +68,7 @@ void run_command(const RunCommandOptions& o) {
     } catch (const Error& e) {
       fmt::print("note: {} (a real run stops here)\n", e.what());
     }
-    fmt::print("results record git {}\n", source_git_state().dump());
+    fmt::print("results record git {}\n", git.dump());
     fmt::print("every run is valid (dry run: nothing trained)\n");
     return;
   }

@@ -47,7 +47,7 @@ RecordedOpCall make_recorded_op_call(const OpCallValues& call) {
                          {"gate_scale", fmt::format("{}", s.gate_scale)},
                          {"rope_base", fmt::format("{}", s.rope_base)},
                          {"remainder_to_current", s.remainder_to_current ? "true" : "false"}};
-  if (!call.w_precision.empty()) rec.inputs.metadata["w_precision"] = call.w_precision;
+  if (!call.w_precision.empty() && call.values.count("w")) rec.inputs.metadata["w_precision"] = call.w_precision;
   return rec;
 }
 

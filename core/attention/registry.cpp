@@ -8,7 +8,7 @@
 
 namespace pathbench {
 
-// One line per encoding; each is defined in its own file.
+// A declaration and a list entry per encoding; each is defined in its own file.
 EncodingInfo nope_encoding_info();
 EncodingInfo rope_encoding_info();
 EncodingInfo fox_encoding_info();

@@ -1,10 +1,11 @@
-// The GPU implementations of the registered attention ops (one line each), attached by name.
+// The GPU implementations of the registered attention ops (a declaration and a list entry each),
+// attached by name.
 #include "core/attention/cuda/gpu_op.h"
 
 namespace pathbench {
 
 namespace cuda {
-// Defined in each op's cuda/<name>_gpu_op.cpp.
+// Defined in the ops' cuda/<name>_gpu_op.cpp (path_fox beside path, in path_gpu_op.cpp).
 GpuOps nope_gpu_ops();
 GpuOps rope_gpu_ops();
 GpuOps fox_gpu_ops();

@@ -1,5 +1,5 @@
-// The GPU implementations of the registered encodings (one line each), attached to the registry
-// by name, and construction by name.
+// The GPU implementations of the registered encodings (a declaration and a list entry each),
+// attached to the registry by name, and construction by name.
 #include <fmt/format.h>
 
 #include "core/attention/cuda/gpu_encoding.h"
@@ -9,7 +9,7 @@
 namespace pathbench {
 
 namespace cuda {
-// Defined in each encoding's cuda/<name>_encoding.cpp.
+// Defined in the encodings' cuda/<name>_encoding.cpp (path_fox beside path, in path_encoding.cpp).
 EncodingFactories nope_cuda_encoding();
 EncodingFactories rope_cuda_encoding();
 EncodingFactories fox_cuda_encoding();
