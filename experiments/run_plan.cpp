@@ -2,6 +2,7 @@
 #include "experiments/run_plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 
@@ -18,6 +19,22 @@ json load_config_file(const std::string& path) {
     throw Error(fmt::format("{}: not valid JSON ({})", path, e.what()));
   }
 }
+
+namespace {
+
+// "grid: model.encoding × 2, seed × 3; zip: model.encoding_options × 6": where repeated runs come from
+// (a key moved out of a zip block by --set leaves the keys that were zipped with it behind).
+std::string sweep_shape(const Sweep& sweep) {
+  std::vector<std::string> blocks;
+  for (const auto& [name, axes] : {std::pair{"grid", &sweep.grid}, std::pair{"zip", &sweep.zip}}) {
+    std::vector<std::string> keys;
+    for (const auto& [key, values] : *axes) keys.push_back(fmt::format("{} × {}", key, values.size()));
+    if (!keys.empty()) blocks.push_back(fmt::format("{}: {}", name, fmt::join(keys, ", ")));
+  }
+  return fmt::format("{}", fmt::join(blocks, "; "));
+}
+
+}  // namespace
 
 std::vector<PlannedRun> plan_runs(const json& doc, const std::vector<Override>& overrides, const std::string& where,
                                   const TaskProvider& tasks) {
@@ -37,8 +54,8 @@ std::vector<PlannedRun> plan_runs(const json& doc, const std::vector<Override>& 
     run.hash = run.config.hash();
     const auto [it, fresh] = by_hash.emplace(run.hash, i);
     if (!fresh)
-      throw Error(fmt::format("{}: {} and {} are the same run (hash {}); remove the repeated sweep value", where,
-                              runs[it->second].label, run.label, run.hash));
+      throw Error(fmt::format("{}: {} and {} are the same run (hash {}); remove the repeated sweep value ({})", where,
+                              runs[it->second].label, run.label, run.hash, sweep_shape(sweep)));
     runs.push_back(std::move(run));
   }
   return runs;

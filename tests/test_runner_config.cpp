@@ -96,7 +96,13 @@ TEST_CASE("every expanded run is validated before anything runs, naming the run"
   }
   doc["grid"] = json{{"seed", {1, 2, 1}}};
   CHECK_THROWS_WITH(plan(doc), Catch::Contains("run 1 of 3") && Catch::Contains("run 3 of 3") &&
-                                   Catch::Contains("same run"));
+                                   Catch::Contains("same run") && Catch::Contains("(grid: seed × 3)"));
+  // A key moved from zip to grid by --set leaves its zipped partner behind: the message shows both blocks.
+  doc["grid"] = json{{"seed", {0}}};
+  doc["zip"] = json{{"model.n_layers", {1, 2}}, {"optimizer.lr", {0.001, 0.001}}};
+  CHECK_THROWS_WITH(plan(doc, {"grid.model.n_layers=[1,2]"}),
+                    Catch::Contains("same run") &&
+                        Catch::Contains("(grid: seed × 1, model.n_layers × 2; zip: optimizer.lr × 2)"));
 }
 
 TEST_CASE("run ids are readable and hashes identify the semantic config", "[runner]") {
