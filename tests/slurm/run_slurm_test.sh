@@ -184,9 +184,10 @@ check_completed() {  # the 4 array tasks of $job ended COMPLETED (exit status 0)
 }
 cd "$tmp" || die "cd $tmp"
 
-# ---- a. the tiny sweep as an array job (its results folder's name has a space) ---------------------
+# ---- a. the tiny sweep as an array job (its results folder's name and job name have spaces) -------
 res="$tmp/results a"
-"$pb" slurm "$config" --results "$res" --cpus-per-task 1 --time 00:10:00 --out "$tmp/job-a.sh" ||
+"$pb" slurm "$config" --results "$res" --cpus-per-task 1 --time 00:10:00 --job-name "tiny sweep" \
+  --out "$tmp/job-a.sh" ||
   die "pathbench slurm"
 mapfile -t ids < <(run_ids "$res")
 [[ ${#ids[@]} -eq 4 ]] || die "expected 4 runs, got ${#ids[@]}"
@@ -195,6 +196,8 @@ wait_job "$job"
 check_completed
 check_all_done "$res" "${ids[@]}"
 check_table "$res"
+scontrol show job "$job" 2>&1 | grep -q 'JobName=tiny sweep' && pass "job name with a space kept whole" ||
+  fail "job name: $(scontrol show job "$job" 2>&1 | grep -o 'JobName=[^ ]*' | head -1)"
 n=$(find "$res" -maxdepth 1 -name 'slurm-*.out' | wc -l)
 [[ $n -eq 4 ]] && pass "the 4 tasks' logs in the results folder (#SBATCH --output, quoted)" ||
   fail "$n slurm-*.out files in '$res', expected 4"
