@@ -14,9 +14,11 @@ else()
                   OUTPUT_VARIABLE commit ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT head_rc EQUAL 0)
     set(commit "")
-    set(error "not a git repository: ${SOURCE_DIR}")
+    set(error "git rev-parse HEAD failed in ${SOURCE_DIR} (not a repository, or one git refuses)")
   else()
-    execute_process(COMMAND "${GIT_PROGRAM}" -C "${SOURCE_DIR}" status --porcelain --untracked-files=no
+    # --no-optional-locks: a build must not hold the index lock that a `git commit` beside it needs.
+    execute_process(COMMAND "${GIT_PROGRAM}" --no-optional-locks -C "${SOURCE_DIR}" status --porcelain
+                            --untracked-files=no
                     RESULT_VARIABLE status_rc OUTPUT_VARIABLE status ERROR_QUIET)
     if(status_rc EQUAL 0)
       if(status STREQUAL "")
@@ -27,6 +29,9 @@ else()
     endif()
   endif()
 endif()
+# The reason goes into a C string literal: its backslashes and double quotes escaped.
+string(REPLACE "\\" "\\\\" error "${error}")
+string(REPLACE "\"" "\\\"" error "${error}")
 set(text "// Generated at build time by cmake/git_state.cmake: the git state of the source tree built.
 #pragma once
 #define PATHBENCH_BUILT_COMMIT \"${commit}\"  // empty: unknown (PATHBENCH_BUILT_GIT_ERROR says why)

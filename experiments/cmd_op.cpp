@@ -48,8 +48,8 @@ void resolve_op_and_settings(OpCommandOptions& o, const SafetensorsContent& inpu
     if (o.op.op.empty()) {
       const std::vector<std::string> names = attention_op_names();
       if (std::find(names.begin(), names.end(), *op) == names.end())
-        throw Error(fmt::format("op: {}: metadata op is '{}' (one of {}; or give --op)", o.input, *op,
-                                fmt::join(names, ", ")));
+        throw Error(fmt::format("op: {}: metadata op is '{}', which this pathbench does not have (it has {})",
+                                o.input, *op, fmt::join(names, ", ")));
       o.op.op = *op;
     } else if (o.op.op != *op) {
       throw Error(fmt::format("op: {} holds a recorded {} call (its metadata op); --op {} would not evaluate it "

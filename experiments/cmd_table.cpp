@@ -132,7 +132,8 @@ void add_table_command(CLI::App& app) {
   cmd->add_option("--fewest", o->table.fewest, "config key (e.g. layers): show its fewest value passing --threshold");
   cmd->add_option("--threshold", o->table.threshold,
                   "with --fewest: the mean (or the seeds --over-seeds names) must be above this (below, for "
-                  "lower-is-better metrics); with --passing: each seed's value")
+                  "lower-is-better metrics); with --passing: each seed's value (rates and accuracies are "
+                  "fractions: 0.9 for 90%)")
       ->capture_default_str();
   cmd->add_option("--over-seeds", o->table.over_seeds,
                   "with --fewest: which seeds must pass: mean (their mean), best (at least one) or all")
@@ -162,8 +163,8 @@ void add_table_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--first-step", o->first_step,
                   "show instead each run's first evaluation step at which --metric (default: the primary metric) "
-                  "reached this value (from its curve file): how fast each run learned; an interrupted run counts "
-                  "as still short of it at its last evaluation")
+                  "reached this value (from its curve file; rates and accuracies are fractions: 0.9 for 90%): how "
+                  "fast each run learned; an interrupted run counts as still short of it at its last evaluation")
       ->check(CLI::Number);
   cmd->add_option("--out", o->out, "also write the table to this file");
   cmd->callback([o]() { table_command(*o); });

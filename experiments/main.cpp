@@ -9,10 +9,12 @@
 #include "core/error.h"
 #include "experiments/batch_prefetch.h"
 #include "experiments/commands.h"
+#include "experiments/run_metadata.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"pathbench: position encodings for softmax attention, trained and compared"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", pathbench::version_text, "print the commit this binary was built from and exit");
   pathbench::add_commands(app);
   try {
     // A bad value of these stops every command at once.
@@ -22,6 +24,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "pathbench: error: %s (see --help)\n", e.what());

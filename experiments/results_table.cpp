@@ -75,6 +75,10 @@ void check_combination(const TableOptions& o, bool first_steps) {
   if (o.per_seed && !o.fewest.empty()) throw Error("--per-seed and --fewest do not combine (use --over-seeds)");
   if (o.passing && (o.per_seed || !o.fewest.empty()))
     throw Error("--passing does not combine with --per-seed or --fewest");
+  // Their cells count only values, and a run that never reached --first-step's value has none.
+  if (first_steps && (o.passing || !o.fewest.empty()))
+    throw Error("--first-step does not combine with --passing or --fewest (a run that never reached the value has "
+                "no step to count)");
   if (!o.against.empty() && !o.passing && !first_steps)
     throw Error("--against applies to --passing and --first-step tables only");
   if (!o.against.empty() && !o.passing && (o.per_seed || !o.fewest.empty()))
@@ -93,6 +97,11 @@ void check_has_values(const std::vector<Record>& records, const std::string& met
   }
   throw Error(fmt::format("metric '{}' has no value in these results{} (their metrics: {})", metric,
                           split.empty() ? "" : " (split '" + split + "')", fmt::join(known, ", ")));
+}
+
+bool is_ratio_metric(const std::string& metric) {
+  return metric.find("rate") != std::string::npos || metric.find("accuracy") != std::string::npos ||
+         metric.find("match") != std::string::npos;
 }
 
 // Throws when a --where key is in no result, or its value in none (the values there are named).
@@ -114,11 +123,6 @@ void check_where(const std::vector<json>& all, const std::vector<std::pair<std::
 }
 
 }  // namespace
-
-bool is_ratio_metric(const std::string& metric) {
-  return metric.find("rate") != std::string::npos || metric.find("accuracy") != std::string::npos ||
-         metric.find("match") != std::string::npos;
-}
 
 void check_fraction(const std::string& option, double value, const std::string& metric) {
   if (is_ratio_metric(metric) && (value < 0 || value > 1))

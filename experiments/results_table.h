@@ -48,9 +48,8 @@ struct TableOptions {
 // "higher_is_better" where `metric` is its primary metric, else judged by the name (errors, losses
 // and times are lower-is-better).
 bool higher_is_better(const json& result, const std::string& metric);
-// Whether a metric is a rate or accuracy (a fraction from 0 to 1, shown in %), judged by its name.
-bool is_ratio_metric(const std::string& metric);
-// Throws pathbench::Error naming `option` when `value` lies outside [0, 1] for such a metric.
+// Throws pathbench::Error naming `option` when `value` lies outside [0, 1] for a rate or accuracy
+// (judged by the metric's name; tables show those in %).
 void check_fraction(const std::string& option, double value, const std::string& metric);
 
 // The table (with a heading line and notes, and last the code versions its results recorded:

@@ -1,7 +1,7 @@
 // Mid-run checkpoints of a training run on any device: the parameters and AdamW state of its
 // training backend (experiments/checkpoint.h) plus the runner's own progress (step, running totals,
 // the open logging window, the last metrics), tagged with the run's hash so a checkpoint is only
-// ever resumed by its own run.
+// ever resumed by its own run; and a finished run's model (training.save_model), for generation.
 #pragma once
 #include <optional>
 #include <string>

@@ -64,6 +64,14 @@ json source_git_state() {
   return source_git_state([](const char* name) -> const char* { return std::getenv(name); });
 }
 
+std::string version_text() {
+  const json git = source_git_state();
+  const std::string dirty = git["dirty"] == true ? " with uncommitted changes" : "";
+  const std::string commit = git["commit"].is_string() ? git["commit"].get<std::string>() + dirty
+                                                       : fmt::format("(commit unknown: {})", git.value("error", "?"));
+  return fmt::format("pathbench {}\nbuild: {} ({})", commit, PATHBENCH_BUILD_FLAGS, PATHBENCH_BUILD_TYPE);
+}
+
 json build_description() { return json{{"flags", PATHBENCH_BUILD_FLAGS}, {"type", PATHBENCH_BUILD_TYPE}}; }
 
 std::string utc_timestamp() {

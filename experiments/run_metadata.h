@@ -20,6 +20,10 @@ json source_git_state(const std::function<const char*(const char*)>& getenv);
 // The same from the process environment.
 json source_git_state();
 
+// `pathbench --version`: "pathbench <commit>" (" with uncommitted changes" where dirty; "pathbench
+// (commit unknown: <reason>)" without one), then the build's flags and type.
+std::string version_text();
+
 // {"flags": compiler and options, "type": build type}.
 json build_description();
 

@@ -62,6 +62,7 @@ RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, 
     fs::remove(files.result, ignored);
     fs::remove(files.checkpoint, ignored);
     fs::remove(files.spike_checkpoint, ignored);
+    fs::remove(files.model, ignored);
   }
   omp_set_num_threads(run.config.threads > 0 ? int(run.config.threads) : default_threads);
   RunContext context{options.config_file, utc_timestamp(), "", 0, omp_get_max_threads(), git};

@@ -95,7 +95,7 @@ def main():
             share = f", evaluation {100 * evals / walls:.0f} % of the runs' time" if walls > 0 else ""
             print(f"jobs {jobs}: {wall:.1f} s wall, {len(runs)} runs{share}{compared}", flush=True)
     doc = {"benchmark": "sweep", "config": args.config, "sets": args.sets, "gpus": args.gpus,
-           "git_commit": git_commit(), "host": platform.node(), "cpus": os.cpu_count(),
+           "git_commit": git_commit(args.pathbench), "host": platform.node(), "cpus": os.cpu_count(),
            "measurements": measurements,
            "metrics_by_run": {f"{r['id']}-{h}": r["metrics"] for h, r in reference.items()}}
     write_json_atomically(args.out, doc)

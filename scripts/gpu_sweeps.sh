@@ -2,8 +2,8 @@
 # Runs sweeps on a GPU machine in one call and packs their results for the trip back: for each
 # NAME:CONFIG:JOBS argument, `pathbench run CONFIG --out runs/NAME --jobs JOBS` (extra `pathbench
 # run` arguments from SWEEP_ARGS), timed, with the GPUs' utilization sampled once a second; then
-# runs/NAME goes to $OUT/NAME.tar.gz with the sweep's logs and utilization CSVs inside (checkpoints
-# and the held-out starts cache stay behind in runs/: they can exceed what a call brings back, and
+# runs/NAME goes to $OUT/NAME.tar.gz with the sweep's logs and utilization CSVs inside (checkpoints,
+# training.save_model's models and the held-out starts cache stay behind in runs/: they can exceed what a call brings back, and
 # a later call on the same machine resumes from them; a call that starts a fresh machine finds no
 # runs/, so a sweep that must come back whole has to finish within its call, or the results that
 # came back are put in runs/NAME here and carried, and the same command skips the done runs and

@@ -138,7 +138,8 @@ def main():
     }
     doc = {
         "benchmark": "shared_sweep_check", "config": args.config, "sets": args.sets, "jobs": args.jobs,
-        "gpus": args.gpus, "kill_after_s": args.kill_after, "git_commit": git_commit(), "host": platform.node(),
+        "gpus": args.gpus, "kill_after_s": args.kill_after, "git_commit": git_commit(args.pathbench),
+        "host": platform.node(),
         "cpus": os.cpu_count(), "runs": len(reference), "reference_wall_s": reference_wall,
         "shared_wall_s": shared_wall, "exit_codes": {"A": a_exit, "B": b_exit, "C": c_exit},
         "processes": per_process, "runs_in_progress_in_b_when_killed": sorted(b_started),

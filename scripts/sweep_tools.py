@@ -7,14 +7,15 @@ import os
 import subprocess
 
 
-def git_commit():
-    """PATHBENCH_GIT_COMMIT where set (a checkout without .git), else `git rev-parse HEAD`, else None."""
-    if os.environ.get("PATHBENCH_GIT_COMMIT"):
-        return os.environ["PATHBENCH_GIT_COMMIT"]
+def git_commit(pathbench):
+    """The commit the binary records in its results (`pathbench --version`: the commit it was built
+    from, or PATHBENCH_GIT_COMMIT where set), else None."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+        first = subprocess.run([pathbench, "--version"], capture_output=True, text=True,
+                               check=True).stdout.split("\n")[0].split()
     except (OSError, subprocess.CalledProcessError):
         return None
+    return first[1] if len(first) > 1 and not first[1].startswith("(") else None
 
 
 def run_command(pathbench, config, folder, jobs, sets, gpus=None):

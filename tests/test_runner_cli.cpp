@@ -137,6 +137,10 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_THAT(read_file(dir + "/loss.md"), Catch::Contains("| seed \\ split | run |"));
   CHECK_THROWS_WITH(cli({"table", dir + "/results", "--metric", "final_train_loss", "--at-step", "1"}),
                     Catch::Contains("field of the whole run"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/results", "--first-step", "50"}),
+                    Catch::Contains("--first-step 50: metric") && Catch::Contains("a fraction from 0 to 1"));
+  CHECK_THROWS_WITH(cli({"table", dir + "/results", "--first-step", "0.5", "--passing"}),
+                    Catch::Contains("--first-step does not combine with --passing"));
   // Several folders read as one, each result once even where folders overlap.
   cli({"run", config, "--out", dir + "/more", "--shard", "0/2"});
   cli({"table", dir + "/results", dir + "/more", dir + "/results", "--rows", "seed", "--out",
@@ -148,7 +152,8 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_THAT(read_file(dir + "/seed0.md"), Catch::Contains("| 0 |") && !Catch::Contains("| 1 |"));
   CHECK_THROWS_WITH(cli({"table", dir + "/results", "--seeds", "7,8"}), Catch::Contains("--seeds 7,8: no result"));
   cli({"table", dir + "/results", "--rows", "seed", "--seeds", "1,7", "--out", dir + "/seed07.md"});
-  CHECK_THAT(read_file(dir + "/seed07.md"), Catch::Contains("(--seeds: no result of seed 7)") && Catch::Contains("| 1 |"));
+  CHECK_THAT(read_file(dir + "/seed07.md"),
+             Catch::Contains("(--seeds: no result of seed 7)") && Catch::Contains("| 1 |"));
   cli({"slurm", config, "--out", dir + "/job.sbatch", "--results", dir + "/results", "--set", "training.steps=3"});
   CHECK_THAT(read_file(dir + "/job.sbatch"), Catch::Contains("#SBATCH --array=0-1") &&
                                                  Catch::Contains("--set training.steps=3"));
@@ -260,7 +265,7 @@ TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
   o.partition = "gpu";
   const std::string s = slurm_script(o);
   CHECK(s.rfind("#!/bin/bash\n", 0) == 0);
-  for (const char* line : {"#SBATCH --array=0-7\n", "#SBATCH --gpus-per-task=1\n", "#SBATCH --partition=gpu\n",
+  for (const char* line : {"#SBATCH --array=0-7\n", "#SBATCH --gpus-per-task=1\n", "#SBATCH --partition=\"gpu\"\n",
                            "#SBATCH --output=\"/scratch/results/flip/slurm-%A_%a.out\"\n", "cd /home/me\n"})
     CHECK_THAT(s, Catch::Contains(line));
   CHECK_THAT(s, Catch::Contains("exec /opt/pathbench/build/pathbench run '/home/me/configs/flip flop.json' --out "
@@ -275,9 +280,17 @@ TEST_CASE("the Slurm script runs shard i/n in array task i", "[runner]") {
   o.job_name = "x\n#SBATCH --exclusive";
   CHECK_THROWS_WITH(slurm_script(o), Catch::Contains("--job-name") && Catch::Contains("control characters"));
   CHECK(shell_quote("") == "''");
-  o.job_name = "flip";
+  o.job_name = "flip flop";  // values with spaces stay whole, quoted; a % of the folder is not a pattern
+  o.results = "/scratch/100% done";
+  CHECK_THAT(slurm_script(o), Catch::Contains("#SBATCH --job-name=\"flip flop\"\n") &&
+                                  Catch::Contains("#SBATCH --output=\"/scratch/100%% done/slurm-%A_%a.out\"\n"));
   o.results = "/scratch/say \"hi\"";
   CHECK_THROWS_WITH(slurm_script(o), Catch::Contains("--results") && Catch::Contains("double quote"));
+  o.results = "/scratch/back\\slash";
+  CHECK_THROWS_WITH(slurm_script(o), Catch::Contains("--results") && Catch::Contains("backslash"));
+  o.results = "/scratch/results/flip";
+  o.partition = "gpu \"a\"";
+  CHECK_THROWS_WITH(slurm_script(o), Catch::Contains("--partition") && Catch::Contains("double quote"));
 }
 
 TEST_CASE("plots: every figure with its CSV from a results folder", "[runner][plots]") {

@@ -488,8 +488,10 @@ TEST_CASE("table --first-step: each run's first evaluation step reaching a thres
   // nope 2) and both events nope's: O − E = 0 − 1 for sba, variance 2·(1/2)(1/2)(2/3) = 1/3, χ² = 3,
   // p = 0.083; sba's runs are censored at 3000.
   std::vector<json> never = {
-      with_curve(result("sba", 0, 1, splits(0.5, 0.5, 0.5)), "s0", eval_line(1000, 0.5, 0.5) + eval_line(3000, 0.4, 0.5)),
-      with_curve(result("sba", 1, 1, splits(0.5, 0.5, 0.5)), "s1", eval_line(1000, 0.5, 0.5) + eval_line(3000, 0.4, 0.5))};
+      with_curve(result("sba", 0, 1, splits(0.5, 0.5, 0.5)), "s0",
+                 eval_line(1000, 0.5, 0.5) + eval_line(3000, 0.4, 0.5)),
+      with_curve(result("sba", 1, 1, splits(0.5, 0.5, 0.5)), "s1",
+                 eval_line(1000, 0.5, 0.5) + eval_line(3000, 0.4, 0.5))};
   use_first_step_reaching(never, "", 0.3);
   std::vector<json> with_never = both;
   with_never.insert(with_never.end(), never.begin(), never.end());
