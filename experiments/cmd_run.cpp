@@ -51,7 +51,8 @@ void run_command(const RunCommandOptions& o) {
   options.jobs = o.jobs;
   if (!o.gpus.empty()) options.gpus = parse_gpu_list(o.gpus);
 
-  const std::vector<PlannedRun> runs = plan_runs(load_config_file(o.config), overrides, o.config, options.tasks);
+  const std::vector<PlannedRun> runs =
+      plan_runs(load_config_file(o.config), overrides, config_source(o.config, o.sets), options.tasks);
   if (o.dry_run) {
     const json git = source_git_state();  // a bad PATHBENCH_GIT_COMMIT stops it before the listing
     const std::vector<RunState> states = shard_states(runs, options);

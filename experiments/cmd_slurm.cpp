@@ -23,7 +23,8 @@ struct SlurmCommandOptions {
 void slurm_command(SlurmCommandOptions o) {
   namespace fs = std::filesystem;
   const std::vector<PlannedRun> runs =
-      plan_runs(load_config_file(o.config), parse_overrides(o.sets), o.config, registry_task_provider());
+      plan_runs(load_config_file(o.config), parse_overrides(o.sets), config_source(o.config, o.sets),
+                registry_task_provider());
   bool any_cuda = false;
   for (const auto& r : runs) any_cuda = any_cuda || r.config.device == "cuda";
   SlurmOptions& s = o.script;

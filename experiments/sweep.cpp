@@ -89,6 +89,12 @@ Override parse_override(const std::string& text, const std::string& flag) {
   return o;
 }
 
+std::string config_source(const std::string& path, const std::vector<std::string>& sets) {
+  std::string source = path;
+  for (size_t i = 0; i < sets.size(); ++i) source += (i == 0 ? " with --set " : ", --set ") + sets[i];
+  return source;
+}
+
 std::vector<Override> parse_overrides(const std::vector<std::string>& texts) {
   std::vector<Override> overrides;
   for (const std::string& text : texts) overrides.push_back(parse_override(text));

@@ -25,6 +25,9 @@ struct Override {
 Override parse_override(const std::string& text, const std::string& flag = "--set");
 // Every `--set` text of a command line, parsed in order.
 std::vector<Override> parse_overrides(const std::vector<std::string>& texts);
+// Where a sweep's settings come from, for error messages: "cfg.json", or "cfg.json with --set a=1,
+// --set b=2" when command-line values replaced some of the file's.
+std::string config_source(const std::string& path, const std::vector<std::string>& sets);
 
 using SweepAxis = std::pair<std::string, std::vector<json>>;  // dotted key → its values
 

@@ -189,8 +189,9 @@ TableText per_seed_table(const CellData& data, const TableSetting& s) {
   }
   std::vector<std::string> seed_names;
   for (const json& seed : data.all_seeds) seed_names.push_back(show(seed));
-  t.heading = fmt::format("{}{} by {} and {}: each seed's value, seeds {} (·: no result for that seed)", s.metric,
-                          s.percent ? " (%)" : "", o.rows, o.cols, fmt::join(seed_names, " / "));
+  const char* dot = s.metric == "first_step" ? "never reached the value, or no result" : "no result";
+  t.heading = fmt::format("{}{} by {} and {}: each seed's value, seeds {} (·: {} for that seed)", s.metric,
+                          s.percent ? " (%)" : "", o.rows, o.cols, fmt::join(seed_names, " / "), dot);
   if (counts)
     t.heading += fmt::format("; in parentheses: k / n pooled over the seeds (n = {}) and its exact "
                              "(Clopper–Pearson) 95% interval",

@@ -159,7 +159,7 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
                                                  Catch::Contains("--set training.steps=3"));
   // Errors name the file and key, and nothing runs.
   CHECK_THROWS_WITH(cli({"run", config, "--set", "training.stpes=3", "--out", dir + "/bad"}),
-                    Catch::Contains(config) && Catch::Contains("stpes"));
+                    Catch::Contains(config + " with --set training.stpes=3") && Catch::Contains("stpes"));
   CHECK_FALSE(fs::exists(dir + "/bad"));
   CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
