@@ -14,6 +14,7 @@
 #include "build_info.h"
 #include "core/attention/op_registry.h"
 #include "core/error.h"
+#include "core/optim/training_backend.h"
 #include "core/options.h"
 #include "experiments/attention_bench.h"
 #include "experiments/cli_checks.h"
@@ -235,6 +236,7 @@ void run_bench_attention(const BenchAttentionOptions& o) {
     return;
   }
   const json git = source_git_state();  // before timing: a bad PATHBENCH_GIT_COMMIT fails at once
+  check_device_available("cuda");        // the runner's one-line reason, not the CUDA runtime's
   json doc = time_attention_kernels(o.timing);
   doc["git"] = git;
   write_file_atomically(o.out, doc.dump(2) + "\n");

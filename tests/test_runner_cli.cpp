@@ -10,6 +10,7 @@
 
 #include "build_info.h"
 #include "core/attention/registry.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "experiments/checkpoint.h"
 #include "experiments/commands.h"
@@ -461,6 +462,13 @@ TEST_CASE("bench-attention --list-shapes prints the shapes it would time, withou
       run_process({PATHBENCH_PROGRAM, "bench-attention", "--shapes", "1x64x2x16", "2x128x4x32", "--list-shapes"}, true);
   CHECK(chosen.exit_code == 0);
   CHECK(chosen.output == "1x64x2x16\n2x128x4x32\n");
+  // Without a GPU, timing stops with the runner's one-line reason and writes nothing.
+  if (!cuda_device_available()) {
+    const std::string out = fresh_temp_dir("bench-attention") + "/bench.json";
+    CHECK_THROWS_WITH(cli({"bench-attention", "--out", out}),
+                      Catch::Contains("device 'cuda'") && !Catch::Contains("cudaGetDeviceProperties"));
+    CHECK_FALSE(fs::exists(out));
+  }
 }
 
 TEST_CASE("unreadable result files are named and counted, never silently dropped", "[runner]") {
