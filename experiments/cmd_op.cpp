@@ -77,7 +77,6 @@ void resolve_op_and_settings(OpCommandOptions& o, const SafetensorsContent& inpu
     }
     const std::string* text = recorded(src.key);
     if (!text) continue;
-    std::string value_text;  // the recorded value, as the command line would give it
     if (src.flag) {
       if (*text != "true" && *text != "false")
         throw Error(fmt::format("op: {}: metadata {} is '{}' (true or false)", o.input, src.key, *text));

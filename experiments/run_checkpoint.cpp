@@ -6,11 +6,21 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "core/error.h"
 #include "experiments/checkpoint.h"
 
 namespace pathbench {
+
+namespace {
+
+// What a run's checkpoint and its final model both carry: the run (its hash), its task and its config.
+std::map<std::string, std::string> run_metadata(const RunConfig& run) {
+  return {{"run_hash", run.hash()}, {"task", run.task.dump()}, {"run_config", run.doc.dump()}};
+}
+
+}  // namespace
 
 void save_run_checkpoint(const std::string& path, const RunConfig& run, const ModelConfig& model,
                          TrainingBackend& backend, const RunProgress& p) {
@@ -28,16 +38,13 @@ void save_run_checkpoint(const std::string& path, const RunConfig& run, const Mo
                      {"seconds", p.window.seconds}}},
                    {"metrics", p.metrics}};
   const OptimizerState optimizer = backend.download_optimizer_state();
-  save_checkpoint(path, model, backend.download_parameters(), &optimizer,
-                  {{"run_hash", run.hash()},
-                   {"run_progress", state.dump()},
-                   {"task", run.task.dump()},
-                   {"run_config", run.doc.dump()}});
+  std::map<std::string, std::string> metadata = run_metadata(run);
+  metadata["run_progress"] = state.dump();
+  save_checkpoint(path, model, backend.download_parameters(), &optimizer, metadata);
 }
 
 void save_run_model(const std::string& path, const RunConfig& run, const ModelConfig& model, TrainingBackend& backend) {
-  save_checkpoint(path, model, backend.download_parameters(), nullptr,
-                  {{"run_hash", run.hash()}, {"task", run.task.dump()}, {"run_config", run.doc.dump()}});
+  save_checkpoint(path, model, backend.download_parameters(), nullptr, run_metadata(run));
 }
 
 json checkpoint_run_config(const std::string& path) {

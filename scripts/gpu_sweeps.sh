@@ -3,11 +3,11 @@
 # NAME:CONFIG:JOBS argument, `pathbench run CONFIG --out runs/NAME --jobs JOBS` (extra `pathbench
 # run` arguments from SWEEP_ARGS), timed, with the GPUs' utilization sampled once a second; then
 # runs/NAME goes to $OUT/NAME.tar.gz with the sweep's logs and utilization CSVs inside (checkpoints,
-# training.save_model's models and the held-out starts cache stay behind in runs/: they can exceed what a call brings back, and
-# a later call on the same machine resumes from them; a call that starts a fresh machine finds no
-# runs/, so a sweep that must come back whole has to finish within its call, or the results that
-# came back are put in runs/NAME here and carried, and the same command skips the done runs and
-# re-runs the failed ones). A fourth field stops that sweep with
+# training.save_model's models and the held-out starts cache stay behind in runs/: they can exceed
+# what a call brings back, and a later call on the same machine resumes from them; a call that
+# starts a fresh machine finds no runs/, so a sweep that must come back whole has to finish within
+# its call, or the results that came back are put in runs/NAME here and carried, and the same
+# command skips the done runs and re-runs the failed ones). A fourth field stops that sweep with
 # SIGTERM (its runs checkpoint after their current step; the finished ones still come back):
 # SECONDS after it starts, or @SECONDS after CALL_START (epoch seconds; default: when this script
 # started), so that several invocations in one call, each with its own SWEEP_ARGS, share one

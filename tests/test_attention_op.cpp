@@ -71,6 +71,16 @@ SafetensorsContent op_input(const std::string& name, int64_t len, int64_t d, uin
   return in;
 }
 
+// Parses (and so runs) `pathbench op ARGS...`.
+void op_command(std::vector<std::string> args) {
+  CLI::App app;
+  add_op_command(app);
+  args.insert(args.begin(), {"pathbench", "op"});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  app.parse(int(argv.size()), argv.data());
+}
+
 std::vector<double> values(const SafetensorsContent& c, const std::string& name) {
   return tensor_values<double>(c.tensors.at(name), name);
 }
@@ -221,13 +231,9 @@ TEST_CASE("op command: output file on success, none on a bad input", "[encodings
   fs::create_directories(dir);
   const std::string input = (dir / "in.safetensors").string(), output = (dir / "out.safetensors").string();
   auto run = [&](const std::string& op, std::vector<std::string> options = {}) {
-    CLI::App app;
-    add_op_command(app);
-    std::vector<std::string> args = {"pathbench", "op", "--op", op, "--input", input, "--output", output};
+    std::vector<std::string> args = {"--op", op, "--input", input, "--output", output};
     args.insert(args.end(), options.begin(), options.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    app.parse(int(argv.size()), argv.data());
+    op_command(args);
   };
   write_file_atomically(input, serialize_safetensors(op_input("path", 3, 4, 34)));
   run("path");
@@ -266,13 +272,9 @@ TEST_CASE("op command: a recorded call's metadata gives the op and its settings"
   fs::create_directories(dir);
   const std::string input = (dir / "in.safetensors").string(), output = (dir / "out.safetensors").string();
   auto run = [&](std::vector<std::string> options) {
-    CLI::App app;
-    add_op_command(app);
-    std::vector<std::string> args = {"pathbench", "op", "--input", input, "--output", output};
+    std::vector<std::string> args = {"--input", input, "--output", output};
     args.insert(args.end(), options.begin(), options.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    app.parse(int(argv.size()), argv.data());
+    op_command(args);
     const SafetensorsContent out = parse_safetensors(read_file(output), output);
     fs::remove(output);
     return out;

@@ -5,11 +5,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "experiments/file_output.h"
 #include "experiments/process.h"
 #include "tests/runner_fixture.h"
 
@@ -18,15 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::fresh_temp_dir;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 // Runs the stamp script on `repo` into `header`; its exit status.
 int stamp(const fs::path& repo, const fs::path& header) {
@@ -46,14 +36,14 @@ TEST_CASE("The build stamps the commit and dirty state of its source tree", "[ru
   const fs::path dir = fresh_temp_dir("git-stamp"), repo = dir / "repo", header = dir / "git_state.h";
   fs::create_directories(repo);
   REQUIRE(git(repo, {"init", "-q"}) == 0);
-  write_text(repo / "a.txt", "one\n");
+  write_file_atomically(repo / "a.txt", "one\n");
   REQUIRE(git(repo, {"add", "a.txt"}) == 0);
   REQUIRE(git(repo, {"commit", "-q", "-m", "first"}) == 0);
   std::string head = run_process({"git", "-C", repo.string(), "rev-parse", "HEAD"}, true).output;
   head.resize(40);
 
   REQUIRE(stamp(repo, header) == 0);
-  std::string text = read_text(header);
+  std::string text = read_file(header);
   CHECK_THAT(text, Catch::Contains("#define PATHBENCH_BUILT_COMMIT \"" + head + "\""));
   CHECK_THAT(text, Catch::Contains("#define PATHBENCH_BUILT_DIRTY 0 "));
   CHECK_THAT(text, Catch::Contains("#define PATHBENCH_BUILT_GIT_ERROR \"\""));
@@ -65,19 +55,19 @@ TEST_CASE("The build stamps the commit and dirty state of its source tree", "[ru
   CHECK(fs::last_write_time(header) == old_time);
 
   // A tracked file changed: dirty, and the header rewritten. An untracked file alone is not dirt.
-  write_text(repo / "untracked.txt", "x\n");
+  write_file_atomically(repo / "untracked.txt", "x\n");
   REQUIRE(stamp(repo, header) == 0);
-  CHECK_THAT(read_text(header), Catch::Contains("#define PATHBENCH_BUILT_DIRTY 0 "));
-  write_text(repo / "a.txt", "two\n");
+  CHECK_THAT(read_file(header), Catch::Contains("#define PATHBENCH_BUILT_DIRTY 0 "));
+  write_file_atomically(repo / "a.txt", "two\n");
   REQUIRE(stamp(repo, header) == 0);
   CHECK(fs::last_write_time(header) != old_time);
-  CHECK_THAT(read_text(header), Catch::Contains("#define PATHBENCH_BUILT_DIRTY 1 "));
+  CHECK_THAT(read_file(header), Catch::Contains("#define PATHBENCH_BUILT_DIRTY 1 "));
 
   // No repository: no commit, the reason instead.
   const fs::path plain = dir / "plain";
   fs::create_directories(plain);
   REQUIRE(stamp(plain, header) == 0);
-  text = read_text(header);
+  text = read_file(header);
   CHECK_THAT(text, Catch::Contains("#define PATHBENCH_BUILT_COMMIT \"\""));
   CHECK_THAT(text, Catch::Contains("#define PATHBENCH_BUILT_DIRTY -1 "));
   CHECK_THAT(text, Catch::Contains("git rev-parse HEAD failed in " + plain.string()));
