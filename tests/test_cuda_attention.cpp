@@ -446,7 +446,11 @@ TEST_CASE("CUDA softmax attention (nope, fox) matches the CPU kernel", "[cuda]")
 
 TEST_CASE("CUDA RoPE rotation matches the CPU kernel", "[cuda]") {
   uint64_t seed = 100;
-  for (const auto& sh : kShapes)
+  // kShapes take the vector path (four pairs per access); D = 6 and 12 the scalar one.
+  std::vector<Shape> shapes = kShapes;
+  shapes.push_back({2, 70, 6});
+  shapes.push_back({1, 33, 12});
+  for (const auto& sh : shapes)
     for (bool inverse : {false, true}) {
       check_rope<float>(sh, inverse, seed++);
       check_rope<bf16>(sh, inverse, seed++);

@@ -174,4 +174,13 @@ TEST_CASE("GPU elementwise kernels take the vector path only for aligned pointer
   CHECK_FALSE(heads_permute_vectorizable(f, h, 390, 64));      // stride not a multiple of 4
   CHECK_FALSE(heads_permute_vectorizable(f + 1, h, 384, 64));  // rows from column 1
   CHECK_FALSE(heads_permute_vectorizable(f, h + 3, 384, 64));  // heads tensor 3 elements in
+  // RoPE: each half-row (D/2) a multiple of 4 pairs, every tensor aligned (a second tensor absent:
+  // null, as for a rotation of q alone).
+  using cuda::rope_vectorizable;
+  CHECK(rope_vectorizable(64, h, h + 8, h, static_cast<const uint16_t*>(nullptr)));
+  CHECK(rope_vectorizable(16, f, f));
+  CHECK_FALSE(rope_vectorizable(12, h, h));      // D/2 = 6: a group would cross into the other half
+  CHECK_FALSE(rope_vectorizable(6, f, f));
+  CHECK_FALSE(rope_vectorizable(64, h, h + 2));  // the output 2 elements in
+  CHECK_FALSE(rope_vectorizable(64, f, f, f + 1, f));
 }

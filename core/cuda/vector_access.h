@@ -29,4 +29,11 @@ bool heads_permute_vectorizable(const In* src, const Out* dst, int64_t stride, i
   return d % kVectorWidth == 0 && stride % kVectorWidth == 0 && vector_aligned(src, dst);
 }
 
+// Whether a RoPE rotation of [BH, T, D] tensors can move kVectorWidth pairs at a time: each half-row
+// (D/2 elements, rows of D) a multiple of the group, and every base pointer vector-aligned.
+template <typename... T>
+bool rope_vectorizable(int64_t head_dim, const T*... p) {
+  return head_dim % (2 * kVectorWidth) == 0 && vector_aligned(p...);
+}
+
 }  // namespace pathbench::cuda

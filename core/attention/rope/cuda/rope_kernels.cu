@@ -1,11 +1,13 @@
 // RoPE rotation kernel, CUDA: blocks of positions of one slice, one or two tensors per pass, in place
-// or into other buffers.
+// or into other buffers, a group of kVectorWidth pairs per thread where the shape and pointers allow.
 #include <cmath>
 #include <cstdint>
 #include <string>
 
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/rope/cuda/rope_kernels.h"
+#include "core/cuda/storage.cuh"
+#include "core/cuda/vector_access.h"
 #include "core/error.h"
 
 namespace pathbench::cuda {
@@ -22,36 +24,49 @@ struct RopeTensors {
   int count;
 };
 
-// One block per kRopePositions positions of one [T, D] slice; thread (r, m) = (tid / half, tid % half)
-// rotates pair m of positions r, r + 128 / half, … (so no index is divided per element). θ_m in
-// double per block (shared), then per element: the angle in double, reduced to [−π, π] in double, its
-// sine and cosine in float (accurate to a few ulp, like the CPU's double values rounded), applied to
-// every tensor of the job.
-template <typename S>
+// One block per kRopePositions positions of one [T, D] slice; thread (r, g) = (tid / groups, tid %
+// groups) rotates pairs m = g·V … g·V + V − 1 of positions r, r + rows, … (rows = blockDim / groups, so
+// no index is divided per element), with V = kVectorWidth one vector access per half-row and tensor
+// (rope_vectorizable), with V = 1 one element. θ_m in double per block (shared), then per element:
+// the angle in double, reduced to [−π, π] in double, its sine and cosine in float (accurate to a few
+// ulp, like the CPU's double values rounded), applied to every tensor of the job. The tensors are
+// taken in an unrolled loop, so the job's pointers are read with constant indices (no stack copy).
+template <int V, typename S>
 __global__ void rope_kernel(RopeTensors<S> job, int length, int half, double base, float sign,
                             int64_t position_offset) {
   __shared__ double theta[64];
   for (int m = int(threadIdx.x); m < half; m += blockDim.x) theta[m] = pow(base, -2.0 * double(m) / double(2 * half));
   __syncthreads();
   constexpr double kTwoPi = 6.283185307179586;
-  const int position_blocks = (length + kRopePositions - 1) / kRopePositions;
+  const int position_blocks = (length + kRopePositions - 1) / kRopePositions, groups = half / V;
   const int64_t slice = blockIdx.x / position_blocks;
   const int first = int(blockIdx.x % position_blocks) * kRopePositions;
-  const int end = min(length, first + kRopePositions), stride = int(blockDim.x) / half;
-  const int m = int(threadIdx.x) % half, r = int(threadIdx.x) / half;
-  if (r >= stride) return;  // threads past the last whole row of pairs (when half does not divide blockDim)
-  for (int t = first + r; t < end; t += stride) {
-    const double angle = double(t + position_offset) * theta[m];
-    float sf, cf;
-    sincosf(float(fma(-rint(angle / kTwoPi), kTwoPi, angle)), &sf, &cf);
-    sf *= sign;
-    const int64_t row = slice * length + t;
-    for (int i = 0; i < job.count; ++i) {
-      const S* xr = job.x[i] + row * (2 * half);
-      const float a = tiles::to_float(xr[m]), b = tiles::to_float(xr[m + half]);
-      S* yr = job.out[i] + row * (2 * half);
-      yr[m] = tiles::from_float<S>(a * cf - b * sf);
-      yr[m + half] = tiles::from_float<S>(a * sf + b * cf);
+  const int end = min(length, first + kRopePositions), rows = int(blockDim.x) / groups;
+  const int m0 = V * (int(threadIdx.x) % groups), r = int(threadIdx.x) / groups;
+  if (r >= rows) return;  // threads past the last whole row of groups (when groups do not divide blockDim)
+  for (int t = first + r; t < end; t += rows) {
+    float c[V], s[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const double angle = double(t + position_offset) * theta[m0 + v];
+      sincosf(float(fma(-rint(angle / kTwoPi), kTwoPi, angle)), &s[v], &c[v]);
+      s[v] *= sign;
+    }
+    const int64_t row = (slice * length + t) * (2 * half) + m0;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if (i == job.count) break;
+      float a[V], b[V];
+      load_floats<V>(job.x[i] + row, a);
+      load_floats<V>(job.x[i] + row + half, b);
+      float ya[V], yb[V];
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        ya[v] = a[v] * c[v] - b[v] * s[v];
+        yb[v] = a[v] * s[v] + b[v] * c[v];
+      }
+      store_floats<V>(job.out[i] + row, ya);
+      store_floats<V>(job.out[i] + row + half, yb);
     }
   }
 }
@@ -66,8 +81,11 @@ void rope_launch(const RopeTensors<S>& job, int64_t batch_heads, int64_t length,
   if (length > INT32_MAX - kRopePositions || blocks > INT32_MAX)
     throw Error("rope_rotate (cuda): BH " + std::to_string(batch_heads) + " T " + std::to_string(length) +
                 " is too large for one launch");
-  launch_kernel(rope_kernel<S>, dim3(unsigned(blocks)), 0, stream, "rope_kernel", job, int(length),
-                int(head_dim / 2), base, inverse ? -1.f : 1.f, position_offset);
+  const auto kernel = rope_vectorizable(head_dim, job.x[0], job.out[0], job.x[1], job.out[1])
+                          ? rope_kernel<kVectorWidth, S>
+                          : rope_kernel<1, S>;
+  launch_kernel(kernel, dim3(unsigned(blocks)), 0, stream, "rope_kernel", job, int(length), int(head_dim / 2), base,
+                inverse ? -1.f : 1.f, position_offset);
 }
 
 }  // namespace
