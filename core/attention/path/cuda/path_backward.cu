@@ -324,12 +324,13 @@ __global__ void __launch_bounds__(kThreads)
 // ---- per-chunk backward, part b ------------------------------------------------------------------
 
 // bf16: dG takes dM's staged copy, which is dead once dSL is formed. Every product with X takes
-// X_hi + X_lo (path_forward.cu's prep says why).
+// X_hi + X_lo (path_forward.cu's prep says why). The Gram matrix is staged with the first tiles, so
+// that the substitution's chain reads it from shared memory rather than waiting on global loads.
 template <typename S, int D>
 struct LocalBSmem {
   static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
   S *w, *k, *xs, *xlo, *sl, *dm, *dy, *dsl, *dgm;
-  float *z, *beta;
+  float *z, *g, *beta;  // [64, 64] Z, [64, 64] the Gram matrix W Wᵀ (fp32), [64] β
   size_t bytes;
   __host__ __device__ explicit LocalBSmem(unsigned char* base) {
     SmemCarver c{base};
@@ -343,6 +344,7 @@ struct LocalBSmem {
     dsl = c.take<S>(tile_elems<S>(kChunk, kChunk));
     dgm = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk)) : dm;
     z = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    g = c.take<float>(tile_elems<float>(kChunk, kChunk));
     beta = c.take<float>(kChunk);
     bytes = c.offset;
   }
@@ -360,10 +362,10 @@ __global__ void __launch_bounds__(kThreads)
   const int r0 = 16 * warp_id();
   const int64_t bh = blockIdx.y, base = bh * T, prow = bh * ws.padded + b0;
   const int64_t cc = (bh * nch + b) * kChunk * kChunk;
-  const float* gram = ws.gram + cc;  // read in place by both precisions (no matrix products)
 
   load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
+  load_tile_async<float, kChunk, kChunk>(sm.g, ws.gram + cc, kChunk, kChunk);
   const TileRef<S> xs = workspace_tile<S, kChunk, kChunk>(sm.xs, ws.xs + cc);
   TileRef<S> xlo{nullptr, 0};  // bf16 only
   if constexpr (!kInPlace<S>) xlo = workspace_tile<S, kChunk, kChunk>(sm.xlo, ws.xlo + cc);
@@ -407,7 +409,7 @@ __global__ void __launch_bounds__(kThreads)
       sm.z[l * ldf + j] = acc[l];
       const float c = sm.beta[l] * acc[l];
 #pragma unroll
-      for (int i = 0; i < l; ++i) acc[i] = fmaf(-gram[l * kChunk + i], c, acc[i]);
+      for (int i = 0; i < l; ++i) acc[i] = fmaf(-sm.g[l * ldf + i], c, acc[i]);
     }
   }
   __syncthreads();
@@ -427,7 +429,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int i = r0 + acc_row(e);
-      db[e >> 1] += dga[n][e] * gram[i * kChunk + acc_col(n, e)];
+      db[e >> 1] += dga[n][e] * sm.g[i * ldf + acc_col(n, e)];
       dga[n][e] *= sm.beta[i];
     }
 #pragma unroll
