@@ -1,12 +1,13 @@
 // The whole GPU model against the CPU model: loss and every parameter gradient per encoding and
 // precision, within the conditioning of each gradient at the precision's unit roundoff; a forward-only
-// pass (evaluation) sizing no gradient buffers. Run with `pathbench_tests --require-gpu "[cuda]"`.
+// pass (evaluation) sizing no gradient buffers; predictions (loss and argmax). Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -159,6 +160,33 @@ TEST_CASE("A forward-only pass sizes no gradient buffers, refuses backward, and 
     }
     CHECK(relative_error(evaluated->download_parameters().values(), to_double(plain->download_parameters().values())) <=
           1e-6);
+  }
+}
+
+TEST_CASE("A GPU prediction is the forward-only loss and the first largest logit of every row", "[cuda]") {
+  for (const std::string& encoding : cuda_encodings()) {
+    INFO(encoding);
+    const ModelConfig config = small_training_config(encoding);
+    cuda::Transformer gpu(config, Precision::fp32);
+    Transformer<float> cpu(config);
+    gpu.init_parameters(5);
+    cpu.init_parameters(5);
+    // A large batch, then a smaller one: the argmax comes back at each batch's own size.
+    for (const TokenBatch& batch : {make_batch(3, 70, 8, 500, true), make_batch(2, 20, 8, 501, true)}) {
+      std::vector<int32_t> argmax;
+      const float loss = gpu.predict(batch, argmax);
+      const std::vector<float> logits = gpu.download_logits();
+      const int64_t rows = batch.batch * batch.length, v = config.vocab_size;
+      CHECK(loss == Approx(cpu.forward_loss(batch)).epsilon(1e-4));
+      CHECK(loss == Approx(gpu.forward_loss(batch, cuda::Pass::forward)).epsilon(1e-6));
+      REQUIRE(argmax.size() == size_t(rows));
+      int64_t wrong = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const auto row = logits.begin() + r * v;
+        wrong += argmax[size_t(r)] != int32_t(std::max_element(row, row + v) - row);
+      }
+      CHECK(wrong == 0);
+    }
   }
 }
 

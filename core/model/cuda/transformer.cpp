@@ -54,7 +54,7 @@ void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   const bool training = pass == Pass::training;
   const int64_t n = batch_ * length_;
   plan_layout_ = embedding_plan_layout(n, v);
-  const size_t ints = size_t(2 * n) + plan_layout_.size;
+  const size_t ints = staged_int_count();
 
   bool moved = staged_ints_.reserve(ints);
   moved |= staged_weights_.reserve(size_t(n));
@@ -88,14 +88,19 @@ void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   int32_t* staged = staged_ints_.data();
   std::memcpy(staged, batch.tokens.data(), sizeof(int32_t) * n);
   std::memcpy(staged + n, batch.targets.data(), sizeof(int32_t) * n);
-  build_embedding_plan(batch.tokens.data(), n, v, staged + 2 * n);
+  if (training) build_embedding_plan(batch.tokens.data(), n, v, staged + 2 * n);  // only the backward reads it
   std::memcpy(staged_weights_.data(), batch.weights.data(), sizeof(float) * n);
   if (moved) ++generation_;
 }
 
+size_t Transformer::staged_int_count() const {
+  const size_t n = size_t(batch_ * length_);
+  return 2 * n + (pass_ == Pass::training ? plan_layout_.size : 0);
+}
+
 void Transformer::enqueue_upload() {
   const int64_t n = batch_ * length_;
-  const size_t ints = size_t(2 * n) + plan_layout_.size;
+  const size_t ints = staged_int_count();
   PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(batch_ints_.data(), staged_ints_.data(), ints * sizeof(int32_t),
                                        cudaMemcpyHostToDevice, ctx_.stream()));
   PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(batch_weights_.data(), staged_weights_.data(), size_t(n) * sizeof(float),
@@ -188,12 +193,20 @@ std::vector<float> Transformer::download_logits() {
   return out;
 }
 
-std::vector<int32_t> Transformer::download_argmax() {
+float Transformer::predict(const TokenBatch& batch, std::vector<int32_t>& argmax) {
+  prepare(batch, Pass::forward);
   const int64_t n = batch_ * length_;
-  argmax_rows(logits_.data(), argmax_.data(), n, config().vocab_size, ctx_.stream());
-  std::vector<int32_t> out(static_cast<size_t>(n));
-  copy_to_host(out.data(), argmax_.data(), out.size(), ctx_.stream());
-  return out;
+  argmax_host_.reserve(size_t(n));
+  enqueue_upload();
+  enqueue_forward();
+  enqueue_loss();
+  cudaStream_t s = ctx_.stream();
+  argmax_rows(logits_.data(), argmax_.data(), n, config().vocab_size, s);
+  PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(argmax_host_.data(), argmax_.data(), size_t(n) * sizeof(int32_t),
+                                       cudaMemcpyDeviceToHost, s));
+  const float loss = read_loss();  // the one wait
+  argmax.assign(argmax_host_.data(), argmax_host_.data() + n);
+  return loss;
 }
 
 RecordedOpCall Transformer::record_attention_call(int64_t layer) const {

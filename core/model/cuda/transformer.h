@@ -45,9 +45,11 @@ class Transformer {
   float forward_loss(const TokenBatch& batch, Pass pass = Pass::training);
   // Accumulates d(loss)/d(parameters) of the last forward_loss into the device gradients; synchronizes.
   void backward();
-  // Of the last forward: logits [B·T, V], and the argmax of each row [B·T].
+  // Of the last forward: logits [B·T, V].
   std::vector<float> download_logits();
-  std::vector<int32_t> download_argmax();
+  // Evaluation: a forward-only pass's loss and the argmax of each row [B·T] into `argmax`, with one
+  // wait for the device (the loss and the argmax come back together).
+  float predict(const TokenBatch& batch, std::vector<int32_t>& argmax);
   // Layer `layer`'s attention-op call of the last forward and backward (core/attention/op_call_record.h).
   RecordedOpCall record_attention_call(int64_t layer) const;
 
@@ -75,6 +77,7 @@ class Transformer {
   };
 
   float read_loss();
+  size_t staged_int_count() const;  // of staged_ints_ for the prepared pass
 
   pathbench::Transformer<float> host_;  // layout, initialization, host mirror of the values
   Context ctx_;
@@ -86,7 +89,7 @@ class Transformer {
   Pass pass_ = Pass::forward;  // what the last prepare() sized the buffers for
   uint64_t generation_ = 0;
   EmbeddingPlanLayout plan_layout_;
-  PinnedBuffer<int32_t> staged_ints_{"the staged batch"};    // tokens [N] | targets [N] | embedding plan
+  PinnedBuffer<int32_t> staged_ints_{"the staged batch"};    // tokens [N] | targets [N] | embedding plan (training)
   PinnedBuffer<float> staged_weights_{"the staged batch"};   // [N]
   DeviceBuffer<int32_t> batch_ints_{"the batch"};            // as staged
   DeviceBuffer<float> batch_weights_{"the batch"};           // [N]
@@ -103,6 +106,7 @@ class Transformer {
   DeviceBuffer<float> scratch_{"column-sum scratch"};        // column sums and embedding segment sums
   DeviceBuffer<int32_t> argmax_{"argmax"};                   // [N]
   PinnedBuffer<CrossEntropyTotals> totals_host_{"loss totals"};
+  PinnedBuffer<int32_t> argmax_host_{"argmax"};              // [N]
 };
 
 }  // namespace pathbench::cuda

@@ -21,8 +21,7 @@ class CudaBackend : public TrainingBackend {
 
   Prediction predict(const TokenBatch& batch) override {
     Prediction p;
-    p.loss = double(model_.forward_loss(batch, cuda::Pass::forward));
-    p.argmax = model_.download_argmax();
+    p.loss = double(model_.predict(batch, p.argmax));
     return p;
   }
 
