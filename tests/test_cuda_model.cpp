@@ -1,6 +1,7 @@
 // The whole GPU model against the CPU model: loss and every parameter gradient per encoding and
 // precision, within the conditioning of each gradient at the precision's unit roundoff; a forward-only
-// pass (evaluation) sizing no gradient buffers; predictions (loss and argmax). Run with `pathbench_tests --require-gpu "[cuda]"`.
+// pass (evaluation) sizing no gradient buffers; predictions (loss and argmax). Run with
+// `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
 #include <fmt/format.h>

@@ -174,11 +174,15 @@ float Transformer::read_loss() {
   return loss_value(*totals_host_.data());
 }
 
-float Transformer::forward_loss(const TokenBatch& batch, Pass pass) {
+void Transformer::enqueue_forward_loss(const TokenBatch& batch, Pass pass) {
   prepare(batch, pass);
   enqueue_upload();
   enqueue_forward();
   enqueue_loss();
+}
+
+float Transformer::forward_loss(const TokenBatch& batch, Pass pass) {
+  enqueue_forward_loss(batch, pass);
   return read_loss();
 }
 
@@ -194,12 +198,9 @@ std::vector<float> Transformer::download_logits() {
 }
 
 float Transformer::predict(const TokenBatch& batch, std::vector<int32_t>& argmax) {
-  prepare(batch, Pass::forward);
-  const int64_t n = batch_ * length_;
-  argmax_host_.reserve(size_t(n));
-  enqueue_upload();
-  enqueue_forward();
-  enqueue_loss();
+  const int64_t n = batch.batch * batch.length;
+  argmax_host_.reserve(size_t(n));  // before any work is queued: a pinned reallocation waits for the device
+  enqueue_forward_loss(batch, Pass::forward);
   cudaStream_t s = ctx_.stream();
   argmax_rows(logits_.data(), argmax_.data(), n, config().vocab_size, s);
   PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(argmax_host_.data(), argmax_.data(), size_t(n) * sizeof(int32_t),

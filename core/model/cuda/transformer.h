@@ -76,6 +76,7 @@ class Transformer {
     DeviceBuffer<float> rstd1{"norm statistics"}, rstd2{"norm statistics"};                // [N]
   };
 
+  void enqueue_forward_loss(const TokenBatch& batch, Pass pass);  // prepare, upload, forward, loss
   float read_loss();
   size_t staged_int_count() const;  // of staged_ints_ for the prepared pass
 
