@@ -55,10 +55,12 @@ struct PathWorkspace {
   float* dw_part = nullptr;  // [BH, Tp, D] dw before the X and Gram terms
 
   // Chunks per span: the requested count (at most all chunks), else ⌈chunks / 8⌉ so that about 1/8
-  // of the key–query chunk pairs fall inside a span.
+  // of the key–query chunk pairs fall inside a span, but at least 4 (or all chunks, if fewer): at
+  // short sequences the spans' dense D×D work does not pay for itself (T = 512, 8 chunks, on one
+  // H200: 8 spans of one chunk cost 9 % more than 2 spans of 4, docs/cuda-attention-notes.md v24).
   static int64_t span_chunks_for(const PathAttentionCudaArgs<S>& a, int64_t chunks) {
     if (a.span_chunks > 0) return std::min(a.span_chunks, chunks);
-    return std::max<int64_t>(1, (chunks + 7) / 8);
+    return std::max<int64_t>((chunks + 7) / 8, std::min<int64_t>(4, chunks));
   }
 
   // The chunk and span counts of a call, no buffers yet.
