@@ -214,7 +214,8 @@ TEST_CASE("GPU GELU matches the CPU on the vector path and the scalar fallback, 
 TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
   cuda::Context ctx(Precision::fp32);
   cudaStream_t s = ctx.stream();
-  const int64_t shapes[][2] = {{333, 7}, {64, 1000}, {9, 1}};
+  // a thread per row (v ≤ 32) and a warp per row, each also over hundreds of blocks' partial sums
+  const int64_t shapes[][2] = {{333, 7}, {64, 1000}, {9, 1}, {70001, 5}, {2050, 32}, {2050, 33}};
   uint64_t seed = 40;
   for (const auto& shape : shapes) {
     const int64_t n = shape[0], v = shape[1];
@@ -231,10 +232,10 @@ TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
       auto ld = to_device(logits, s), wd = to_device(weights, s);
       auto td = to_device(targets, s);
       auto probs = poisoned(n * v, s), dlogits = poisoned(n * v, s);
-      DeviceBuffer<double> row_loss(n, "row losses");
+      DeviceBuffer<cuda::CrossEntropyTotals> partials(size_t(cuda::cross_entropy_blocks(n, v)), "loss partial sums");
       DeviceBuffer<cuda::CrossEntropyTotals> totals(1, "totals");
       DeviceBuffer<int32_t> argmax(n, "argmax");
-      cuda::cross_entropy_forward(ld.data(), td.data(), wd.data(), probs.data(), row_loss.data(), totals.data(), n, v,
+      cuda::cross_entropy_forward(ld.data(), td.data(), wd.data(), probs.data(), partials.data(), totals.data(), n, v,
                                   s);
       cuda::cross_entropy_backward(probs.data(), td.data(), wd.data(), totals.data(), 1.0f, dlogits.data(), n, v, s);
       cuda::argmax_rows(ld.data(), argmax.data(), n, v, s);

@@ -78,7 +78,7 @@ void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   if (training) moved |= d_x_.reserve(size_t(n * c)) | d_tmp_.reserve(size_t(n * c));
   for (auto* buf : {&logits_, &probs_}) moved |= buf->reserve(size_t(n * v));
   if (training) moved |= bf16_mode ? d_logits16_.reserve(size_t(n * v)) : d_logits_.reserve(size_t(n * v));
-  moved |= row_loss_.reserve(size_t(n));
+  moved |= loss_partials_.reserve(size_t(cross_entropy_blocks(n, v)));
   moved |= argmax_.reserve(size_t(n));
   moved |= scratch_.reserve(size_t(std::max(kColumnScratchPerColumn, plan_layout_.max_segments) * c));
   const int64_t hd = cfg.n_heads * cfg.head_dim();
@@ -133,7 +133,7 @@ void Transformer::enqueue_forward() {
 void Transformer::enqueue_loss() {
   const int64_t n = batch_ * length_;
   cross_entropy_forward(logits_.data(), batch_ints_.data() + n, batch_weights_.data(), probs_.data(),
-                        row_loss_.data(), totals_.data(), n, config().vocab_size, ctx_.stream());
+                        loss_partials_.data(), totals_.data(), n, config().vocab_size, ctx_.stream());
 }
 
 void Transformer::enqueue_backward() {

@@ -100,7 +100,7 @@ class Transformer {
   DeviceBuffer<float> logits_{"logits"}, probs_{"probabilities"};  // [N, V]
   DeviceBuffer<float> d_logits_{"logit gradients"};           // [N, V], fp32 and tf32 modes
   DeviceBuffer<bf16> d_logits16_{"logit gradients"};          // [N, V], bf16 mode
-  DeviceBuffer<double> row_loss_{"row losses"};              // [N]
+  DeviceBuffer<CrossEntropyTotals> loss_partials_{"loss partial sums"};  // [cross_entropy_blocks(N, V)]
   DeviceBuffer<CrossEntropyTotals> totals_{"loss totals"};   // [1]
   DeviceBuffer<float> d_x_{"residual gradient"}, d_tmp_{"gradient scratch"};  // [N, C]
   DeviceBuffer<bf16> d_x16_{"residual gradient"};             // [N, C], bf16 mode: d_x rounded

@@ -1,5 +1,7 @@
-// Masked cross-entropy and row argmax on the GPU: one warp per row; the loss total is summed in a
-// fixed order by one block.
+// Masked cross-entropy and row argmax on the GPU. A row takes one thread where the vocabulary is
+// small (v ≤ 32, as flip-flop's 8 tokens) and one warp otherwise. Each block of the
+// forward also sums its rows' losses and weights, and one block adds those partial sums in block
+// order: the summation order is fixed, so the same inputs give the same loss.
 #include <cfloat>
 
 #include "core/cuda/reduce.cuh"
@@ -10,39 +12,65 @@ namespace pathbench::cuda {
 
 namespace {
 
-constexpr int kRowsPerBlock = 8;
-constexpr int kTotalThreads = 1024;
+constexpr int kThreads = 256;       // per block of the row kernels
+constexpr int kTotalThreads = 1024;  // the one block that adds the partial sums
 
-__global__ void cross_entropy_forward_kernel(const float* logits, const int32_t* targets, const float* weights,
-                                             float* probs, double* row_loss, int64_t n, int64_t v) {
-  const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (row >= n) return;
-  const float* lr = logits + row * v;
-  float* pr = probs + row * v;
-  float mx = -FLT_MAX;
-  for (int64_t j = lane; j < v; j += 32) mx = fmaxf(mx, lr[j]);
-  mx = warp_max(mx);
-  float sum = 0.0f;
-  for (int64_t j = lane; j < v; j += 32) sum += expf(lr[j] - mx);
-  sum = warp_sum(sum);
-  for (int64_t j = lane; j < v; j += 32) pr[j] = expf(lr[j] - mx) / sum;
-  if (lane == 0)
-    row_loss[row] = weights[row] != 0.0f ? double(weights[row]) * double(mx + logf(sum) - lr[targets[row]]) : 0.0;
+// Lanes per row: 1 (a thread walks its row) or 32 (a warp shares it).
+int lanes_per_row(int64_t v) { return v <= 32 ? 1 : 32; }
+
+template <int Lanes>
+__device__ __forceinline__ float row_max(float x) {
+  if constexpr (Lanes == 1) return x;
+  else return warp_max(x);
 }
 
-// One block: Σ row_loss and Σ weights, each thread over a fixed stride, then a fixed tree.
-__global__ void cross_entropy_totals_kernel(const double* row_loss, const float* weights, CrossEntropyTotals* totals,
-                                            int64_t n) {
+template <int Lanes>
+__device__ __forceinline__ float row_sum(float x) {
+  if constexpr (Lanes == 1) return x;
+  else return warp_sum(x);
+}
+
+// Row r = (global thread) / Lanes; its lanes split the vocabulary. A warp's lanes all hold one row
+// or all hold rows of their own, so a row past n leaves no shuffle partner behind.
+template <int Lanes>
+__global__ void cross_entropy_forward_kernel(const float* logits, const int32_t* targets, const float* weights,
+                                             float* probs, CrossEntropyTotals* partials, int64_t n, int64_t v) {
   __shared__ double scratch[32];
-  double loss = 0.0, wsum = 0.0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    loss += row_loss[i];
-    wsum += double(weights[i]);
+  const int64_t row = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / Lanes;
+  const int lane = int(threadIdx.x) % Lanes;
+  double loss = 0.0, weight = 0.0;
+  if (row < n) {
+    const float* lr = logits + row * v;
+    float* pr = probs + row * v;
+    float mx = -FLT_MAX;
+    for (int64_t j = lane; j < v; j += Lanes) mx = fmaxf(mx, lr[j]);
+    mx = row_max<Lanes>(mx);
+    float sum = 0.0f;
+    for (int64_t j = lane; j < v; j += Lanes) sum += expf(lr[j] - mx);
+    sum = row_sum<Lanes>(sum);
+    for (int64_t j = lane; j < v; j += Lanes) pr[j] = expf(lr[j] - mx) / sum;
+    if (lane == 0) {
+      weight = weights[row];
+      if (weights[row] != 0.0f) loss = double(weights[row]) * double(mx + logf(sum) - lr[targets[row]]);
+    }
   }
   loss = block_sum(loss, scratch);
-  wsum = block_sum(wsum, scratch);
-  if (threadIdx.x == 0) *totals = CrossEntropyTotals{loss, wsum};
+  weight = block_sum(weight, scratch);
+  if (threadIdx.x == 0) partials[blockIdx.x] = CrossEntropyTotals{loss, weight};
+}
+
+// One block: Σ of the blocks' partial sums, each thread over a fixed stride, then a fixed tree.
+__global__ void cross_entropy_totals_kernel(const CrossEntropyTotals* partials, int64_t count,
+                                            CrossEntropyTotals* totals) {
+  __shared__ double scratch[32];
+  double loss = 0.0, weight = 0.0;
+  for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+    loss += partials[i].loss_sum;
+    weight += partials[i].weight_sum;
+  }
+  loss = block_sum(loss, scratch);
+  weight = block_sum(weight, scratch);
+  if (threadIdx.x == 0) *totals = CrossEntropyTotals{loss, weight};
 }
 
 __global__ void cross_entropy_backward_kernel(const float* probs, const int32_t* targets, const float* weights,
@@ -57,16 +85,17 @@ __global__ void cross_entropy_backward_kernel(const float* probs, const int32_t*
   store_float_or_bf16(dlogits, dlogits16, i, w * probs[i] - (j == targets[row] ? w : 0.0f));
 }
 
+template <int Lanes>
 __global__ void argmax_rows_kernel(const float* logits, int32_t* out, int64_t n, int64_t v) {
-  const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (row >= n) return;
+  const int64_t row = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / Lanes;
+  const int lane = int(threadIdx.x) % Lanes;
+  if (row >= n) return;  // whole warps when Lanes = 32
   const float* lr = logits + row * v;
   float best = -FLT_MAX;
   int64_t best_j = v;  // the first index of the largest value; v when the lane saw nothing
-  for (int64_t j = lane; j < v; j += 32)
+  for (int64_t j = lane; j < v; j += Lanes)
     if (best_j == v || lr[j] > best) best = lr[j], best_j = j;
-  for (int offset = 16; offset > 0; offset >>= 1) {
+  for (int offset = Lanes / 2; offset > 0; offset >>= 1) {
     const float other = __shfl_xor_sync(kFullWarp, best, offset);
     const int64_t other_j = __shfl_xor_sync(kFullWarp, best_j, offset);
     if (other_j != v && (best_j == v || other > best || (other == best && other_j < best_j))) best = other, best_j = other_j;
@@ -76,12 +105,20 @@ __global__ void argmax_rows_kernel(const float* logits, int32_t* out, int64_t n,
 
 }  // namespace
 
+int64_t cross_entropy_blocks(int64_t n, int64_t v) { return blocks_for(n * lanes_per_row(v), kThreads); }
+
 void cross_entropy_forward(const float* logits, const int32_t* targets, const float* weights, float* probs,
-                           double* row_loss, CrossEntropyTotals* totals, int64_t n, int64_t v, cudaStream_t stream) {
-  cross_entropy_forward_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(
-      logits, targets, weights, probs, row_loss, n, v);
+                           CrossEntropyTotals* partials, CrossEntropyTotals* totals, int64_t n, int64_t v,
+                           cudaStream_t stream) {
+  const int64_t blocks = cross_entropy_blocks(n, v);
+  if (lanes_per_row(v) == 1)
+    cross_entropy_forward_kernel<1><<<unsigned(blocks), kThreads, 0, stream>>>(logits, targets, weights, probs,
+                                                                              partials, n, v);
+  else
+    cross_entropy_forward_kernel<32><<<unsigned(blocks), kThreads, 0, stream>>>(logits, targets, weights, probs,
+                                                                               partials, n, v);
   PATHBENCH_CUDA_CHECK_LAUNCH("cross_entropy_forward_kernel");
-  cross_entropy_totals_kernel<<<1, kTotalThreads, 0, stream>>>(row_loss, weights, totals, n);
+  cross_entropy_totals_kernel<<<1, kTotalThreads, 0, stream>>>(partials, blocks, totals);
   PATHBENCH_CUDA_CHECK_LAUNCH("cross_entropy_totals_kernel");
 }
 
@@ -94,7 +131,11 @@ void cross_entropy_backward(const float* probs, const int32_t* targets, const fl
 }
 
 void argmax_rows(const float* logits, int32_t* out, int64_t n, int64_t v, cudaStream_t stream) {
-  argmax_rows_kernel<<<blocks_for(n, kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(logits, out, n, v);
+  const unsigned blocks = blocks_for(n * lanes_per_row(v), kThreads);
+  if (lanes_per_row(v) == 1)
+    argmax_rows_kernel<1><<<blocks, kThreads, 0, stream>>>(logits, out, n, v);
+  else
+    argmax_rows_kernel<32><<<blocks, kThreads, 0, stream>>>(logits, out, n, v);
   PATHBENCH_CUDA_CHECK_LAUNCH("argmax_rows_kernel");
 }
 

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "core/cuda/reduce.cuh"
+#include "core/cuda/storage.cuh"
+#include "core/cuda/vector_access.h"
 #include "core/ops/cuda/ops.h"
 
 namespace pathbench::cuda {
@@ -13,11 +15,15 @@ namespace {
 constexpr int64_t kSegmentRows = 64;
 constexpr int kColumnsPerBlock = 128;
 
+// V consecutive elements of one row per thread (C a multiple of V where V > 1).
+template <int V>
 __global__ void embedding_forward_kernel(const int32_t* tokens, const float* table, float* out, int64_t n, int64_t c) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t i = V * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x);
   if (i >= n * c) return;
   const int64_t row = i / c, col = i - row * c;
-  out[i] = table[int64_t(tokens[row]) * c + col];
+  float x[V];
+  load_floats(table + int64_t(tokens[row]) * c + col, x);
+  store_floats(out + i, x);
 }
 
 // Block (segment, column chunk): partial[segment, col] = Σ of dout over the segment's rows, in order.
@@ -47,7 +53,11 @@ __global__ void embedding_run_sums_kernel(const int32_t* plan, EmbeddingPlanLayo
 
 void embedding_forward(const int32_t* tokens, const float* table, float* out, int64_t n, int64_t c,
                        cudaStream_t stream) {
-  embedding_forward_kernel<<<blocks_for(n * c), 256, 0, stream>>>(tokens, table, out, n, c);
+  // kVectorWidth elements per thread where rows hold whole groups and both arrays are vector-aligned
+  if (c % kVectorWidth == 0 && vector_aligned(table, out))
+    embedding_forward_kernel<kVectorWidth><<<blocks_for(n * c / kVectorWidth), 256, 0, stream>>>(tokens, table, out, n, c);
+  else
+    embedding_forward_kernel<1><<<blocks_for(n * c), 256, 0, stream>>>(tokens, table, out, n, c);
   PATHBENCH_CUDA_CHECK_LAUNCH("embedding_forward_kernel");
 }
 

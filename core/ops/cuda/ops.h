@@ -73,9 +73,12 @@ struct CrossEntropyTotals {
   double weight_sum;
 };
 inline float loss_value(const CrossEntropyTotals& t) { return t.weight_sum > 0 ? float(t.loss_sum / t.weight_sum) : 0.0f; }
-// logits: [N, V]; targets, weights: [N]. Writes probs [N, V] and totals; row_loss: [N] scratch.
+// logits: [N, V]; targets, weights: [N]. Writes probs [N, V] and totals; partials:
+// [cross_entropy_blocks(N, V)] scratch, the per-block sums that totals adds in block order.
 void cross_entropy_forward(const float* logits, const int32_t* targets, const float* weights, float* probs,
-                           double* row_loss, CrossEntropyTotals* totals, int64_t n, int64_t v, cudaStream_t stream);
+                           CrossEntropyTotals* partials, CrossEntropyTotals* totals, int64_t n, int64_t v,
+                           cudaStream_t stream);
+int64_t cross_entropy_blocks(int64_t n, int64_t v);
 // dlogits[N, V] = dloss · w_n (probs − onehot) / Σ w (overwritten), Σ w read from totals; written in
 // fp32 to dlogits and/or rounded to bf16 to dlogits16, whichever is not null.
 void cross_entropy_backward(const float* probs, const int32_t* targets, const float* weights,
