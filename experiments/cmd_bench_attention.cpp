@@ -257,7 +257,7 @@ void add_bench_attention_command(CLI::App& app) {
   cmd->add_option("--repeats", opts->timing.repeats, "timed passes")->check(integer_at_least(1));
   cmd->add_option("--sets", opts->timing.sets, "input sets cycled through")->check(integer_at_least(1));
   cmd->add_option("--path-span-chunks", opts->timing.path_span_chunks,
-                  "chunks per span of PaTH's kernels (0: their own choice, an eighth of the chunks but at least 4)")
+                  "chunks per span of PaTH's kernels (0: their own choice, an eighth of the chunks rounded up, at least 4 or all of them)")
       ->check(integer_at_least(0));
   cmd->add_option("--out", opts->out, "JSON output file");
   cmd->add_flag("--list-shapes", opts->list_shapes,

@@ -532,6 +532,18 @@ TEST_CASE("CUDA PaTH and PaTH-FoX give the same result on every pass at the MQRA
   check_path_repeats<float>({32, 768, 128}, true, 602, 0, first_layer, 20);
 }
 
+// Host code only: runs wherever the CUDA code is built, GPU or not.
+TEST_CASE("PaTH's CUDA workspace sizes refuse a zero-length call with an error", "[path]") {
+  cuda::PathAttentionCudaArgs<float> a;
+  a.batch_heads = 2;
+  a.length = 0;
+  a.head_dim = 64;
+  CHECK_THROWS_AS(cuda::path_attention_forward_workspace_bytes(a), Error);
+  CHECK_THROWS_AS(cuda::path_attention_backward_workspace_bytes(a), Error);
+  a.span_chunks = 3;
+  CHECK_THROWS_AS(cuda::path_attention_forward_workspace_bytes(a), Error);
+}
+
 TEST_CASE("CUDA PaTH backward with more key chunks than resident blocks", "[cuda]") {
   check_path<float>({72, 330, 32}, true, 400);  // 432 chunks: each persistent block takes several
   check_path<bf16>({72, 330, 32}, false, 401);

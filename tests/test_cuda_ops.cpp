@@ -100,6 +100,11 @@ TEST_CASE("GPU embedding forward and backward match the CPU", "[cuda]") {
     cuda::embedding_backward(pland.data(), doutd.data(), dtabled.data(), partial.data(), n, v, c, s);
     INFO("n " << n << ", vocab " << v << ", c " << c);
     CHECK(relative_error(to_host(out, n * c, s), out_ref) == 0.0);
+    // an output one float past an aligned start: the gather moves one element at a time there
+    auto shifted = poisoned(n * c + 1, s);
+    cuda::embedding_forward(tokd.data(), tabled.data(), shifted.data() + 1, n, c, s);
+    const std::vector<float> shifted_host = to_host(shifted, n * c + 1, s);
+    CHECK(relative_error(std::vector<float>(shifted_host.begin() + 1, shifted_host.end()), out_ref) == 0.0);
     CHECK(relative_error(to_host(dtabled, v * c, s), dtable_ref) <= kFp32Tolerance);
   }
 }
@@ -220,7 +225,10 @@ TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
   for (const auto& shape : shapes) {
     const int64_t n = shape[0], v = shape[1];
     for (bool all_zero : {false, true}) {
-      const auto logits = randn(n * v, ++seed, 3.0);
+      auto logits = randn(n * v, ++seed, 3.0);
+      // in the first rows two logits tie for the largest: the argmax is the first of them
+      for (int64_t r = 0; r < std::min<int64_t>(n, 16) && v > 1; ++r)
+        logits[r * v + r % (v - 1)] = logits[r * v + v - 1] = 100.0f;
       const auto targets = random_tokens(n, v, ++seed);
       std::vector<float> weights = randn(n, ++seed);
       for (auto& w : weights) w = all_zero || w < -0.5f ? 0.0f : std::fabs(w);
@@ -254,6 +262,13 @@ TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
       cuda::cross_entropy_backward(probs.data(), td.data(), wd.data(), totals.data(), 1.0f, nullptr, n, v, s,
                                    dlogits16.data());
       CHECK(to_host_float(dlogits16, size_t(n * v), s) == bf16_rounded(to_host(dlogits, n * v, s)));
+      // the partial sums are added in a fixed order: the same inputs give the same totals, bit for bit
+      DeviceBuffer<cuda::CrossEntropyTotals> totals_again(1, "totals");
+      cuda::cross_entropy_forward(ld.data(), td.data(), wd.data(), probs.data(), partials.data(), totals_again.data(),
+                                  n, v, s);
+      const cuda::CrossEntropyTotals first = to_host(totals, 1, s)[0], again = to_host(totals_again, 1, s)[0];
+      CHECK(first.loss_sum == again.loss_sum);
+      CHECK(first.weight_sum == again.weight_sum);
     }
   }
 }

@@ -1,7 +1,7 @@
 // Masked cross-entropy and row argmax on the GPU. A row takes one thread where the vocabulary is
 // small (v ≤ 32, as flip-flop's 8 tokens) and one warp otherwise. Each block of the
-// forward also sums its rows' losses and weights, and one block adds those partial sums in block
-// order: the summation order is fixed, so the same inputs give the same loss.
+// forward also sums its rows' losses and weights, and one block adds those partial sums in a fixed
+// order (a fixed stride per thread, then a fixed tree), so the same inputs give the same loss.
 #include <cfloat>
 
 #include "core/cuda/reduce.cuh"

@@ -74,7 +74,7 @@ struct CrossEntropyTotals {
 };
 inline float loss_value(const CrossEntropyTotals& t) { return t.weight_sum > 0 ? float(t.loss_sum / t.weight_sum) : 0.0f; }
 // logits: [N, V]; targets, weights: [N]. Writes probs [N, V] and totals; partials:
-// [cross_entropy_blocks(N, V)] scratch, the per-block sums that totals adds in block order.
+// [cross_entropy_blocks(N, V)] scratch, the per-block sums that totals adds in a fixed order.
 void cross_entropy_forward(const float* logits, const int32_t* targets, const float* weights, float* probs,
                            CrossEntropyTotals* partials, CrossEntropyTotals* totals, int64_t n, int64_t v,
                            cudaStream_t stream);

@@ -316,6 +316,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename S>
 size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a) {
+  check_attention_shape(a.batch_heads, a.length, a.head_dim, "path_attention_forward (cuda)");
   return PathWorkspace<S>(a).carve_forward(nullptr, a);
 }
 

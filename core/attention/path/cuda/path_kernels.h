@@ -40,7 +40,7 @@ struct PathAttentionCudaArgs {
   const float* beta = nullptr;         // [BH, T] in (0, 2)
   const float* cum_log_gate = nullptr; // [BH, T] or null (PaTH without FoX)
   float gate_scale = 1;                // g
-  int64_t span_chunks = 0;             // chunks per span (0: an eighth of the chunks, at least 4)
+  int64_t span_chunks = 0;             // chunks per span (0: ⌈chunks / 8⌉, at least 4 or all chunks)
 };
 
 // Bytes of the forward's workspace. The forward leaves there what the backward reads instead of
