@@ -5,8 +5,9 @@
 # Compute, timing each launch (gpu__time_duration), and prints each kernel's time per step or batch
 # (the mean of the two it runs, a warm-up and a timed one) and its share, largest first; the
 # per-launch CSV goes to $OUT/step-profile.csv.
-# Expects ./build/pathbench (scripts/gpu_build.sh). Extra arguments go to `pathbench bench`.
-# Usage (on the device machine): [PHASE=training|evaluation] scripts/gpu_step_profile.sh ENCODING [bench args...]
+# Runs ./build/pathbench (scripts/gpu_build.sh), or the binary PATHBENCH names (e.g. another
+# commit's, to compare). Extra arguments go to `pathbench bench`.
+# Usage (on the device machine): [PHASE=training|evaluation] [PATHBENCH=binary] scripts/gpu_step_profile.sh ENCODING [bench args...]
 #   e.g. scripts/gpu_step_profile.sh path --layers 2 --width 256 --heads 4 --mlp swiglu --length 17 \
 #        --batch 256 --precision tf32
 #        PHASE=evaluation scripts/gpu_step_profile.sh nope --eval-batch 64
@@ -19,6 +20,8 @@ ENCODING=$1
 shift
 OUT=${OUT:-$PWD/gpu-out}
 PHASE=${PHASE:-training}
+PATHBENCH=${PATHBENCH:-./build/pathbench}
+[ -x "$PATHBENCH" ] || { echo "$0: no pathbench binary at $PATHBENCH (build one, or set PATHBENCH)" >&2; exit 2; }
 case "$PHASE" in
   training) UNIT="step" UNITS="steps" ;;
   evaluation) UNIT="evaluation batch" UNITS="evaluation batches" ;;
@@ -26,7 +29,7 @@ case "$PHASE" in
 esac
 mkdir -p "$OUT"
 timeout 300 ncu --clock-control none --csv --page raw --metrics gpu__time_duration.sum \
-  ./build/pathbench bench --device cuda --encodings "$ENCODING" --cuda-graph false --attention false \
+  "$PATHBENCH" bench --device cuda --encodings "$ENCODING" --cuda-graph false --attention false \
   --phase "$PHASE" --warmup 1 --steps 1 --out /tmp/step-profile-bench.json "$@" > "$OUT/step-profile.csv" \
   2> /tmp/step-profile.err
 status=$?
