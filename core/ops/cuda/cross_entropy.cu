@@ -18,6 +18,9 @@ constexpr int kTotalThreads = 1024;  // the one block that adds the partial sums
 // Lanes per row: 1 (a thread walks its row) or 32 (a warp shares it).
 int lanes_per_row(int64_t v) { return v <= 32 ? 1 : 32; }
 
+// Blocks of kThreads covering n rows of v logits, at lanes_per_row(v) threads a row.
+unsigned row_blocks(int64_t n, int64_t v) { return blocks_for(n * lanes_per_row(v), kThreads); }
+
 template <int Lanes>
 __device__ __forceinline__ float row_max(float x) {
   if constexpr (Lanes == 1) return x;
@@ -51,7 +54,7 @@ __global__ void cross_entropy_forward_kernel(const float* logits, const int32_t*
     for (int64_t j = lane; j < v; j += Lanes) pr[j] = expf(lr[j] - mx) / sum;
     if (lane == 0) {
       weight = weights[row];
-      if (weights[row] != 0.0f) loss = double(weights[row]) * double(mx + logf(sum) - lr[targets[row]]);
+      if (weight != 0.0) loss = weight * double(mx + logf(sum) - lr[targets[row]]);
     }
   }
   loss = block_sum(loss, scratch);
@@ -105,18 +108,14 @@ __global__ void argmax_rows_kernel(const float* logits, int32_t* out, int64_t n,
 
 }  // namespace
 
-int64_t cross_entropy_blocks(int64_t n, int64_t v) { return blocks_for(n * lanes_per_row(v), kThreads); }
+int64_t cross_entropy_blocks(int64_t n, int64_t v) { return row_blocks(n, v); }
 
 void cross_entropy_forward(const float* logits, const int32_t* targets, const float* weights, float* probs,
                            CrossEntropyTotals* partials, CrossEntropyTotals* totals, int64_t n, int64_t v,
                            cudaStream_t stream) {
-  const int64_t blocks = cross_entropy_blocks(n, v);
-  if (lanes_per_row(v) == 1)
-    cross_entropy_forward_kernel<1><<<unsigned(blocks), kThreads, 0, stream>>>(logits, targets, weights, probs,
-                                                                              partials, n, v);
-  else
-    cross_entropy_forward_kernel<32><<<unsigned(blocks), kThreads, 0, stream>>>(logits, targets, weights, probs,
-                                                                               partials, n, v);
+  const unsigned blocks = row_blocks(n, v);
+  const auto kernel = lanes_per_row(v) == 1 ? cross_entropy_forward_kernel<1> : cross_entropy_forward_kernel<32>;
+  kernel<<<blocks, kThreads, 0, stream>>>(logits, targets, weights, probs, partials, n, v);
   PATHBENCH_CUDA_CHECK_LAUNCH("cross_entropy_forward_kernel");
   cross_entropy_totals_kernel<<<1, kTotalThreads, 0, stream>>>(partials, blocks, totals);
   PATHBENCH_CUDA_CHECK_LAUNCH("cross_entropy_totals_kernel");
@@ -131,11 +130,8 @@ void cross_entropy_backward(const float* probs, const int32_t* targets, const fl
 }
 
 void argmax_rows(const float* logits, int32_t* out, int64_t n, int64_t v, cudaStream_t stream) {
-  const unsigned blocks = blocks_for(n * lanes_per_row(v), kThreads);
-  if (lanes_per_row(v) == 1)
-    argmax_rows_kernel<1><<<blocks, kThreads, 0, stream>>>(logits, out, n, v);
-  else
-    argmax_rows_kernel<32><<<blocks, kThreads, 0, stream>>>(logits, out, n, v);
+  const auto kernel = lanes_per_row(v) == 1 ? argmax_rows_kernel<1> : argmax_rows_kernel<32>;
+  kernel<<<row_blocks(n, v), kThreads, 0, stream>>>(logits, out, n, v);
   PATHBENCH_CUDA_CHECK_LAUNCH("argmax_rows_kernel");
 }
 
