@@ -62,19 +62,23 @@ void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   moved |= batch_weights_.reserve(size_t(n));
   for (auto& r : residual_) moved |= r.reserve(size_t(n * c));
   // The bf16 copies of the normed activations exist in bf16 mode only (null otherwise, so the norms
-  // skip them and the products take the fp32 values).
+  // skip them and the products take the fp32 values). In bf16 mode the norms before the MLP and the
+  // output head write their bf16 copy alone: only products read those, and they read bf16 there.
+  // The attention layer's input keeps both (its encodings read fp32).
   const bool bf16_mode = ctx_.precision() == Precision::bf16;
   if (bf16_mode) moved |= xn_out16_.reserve(size_t(n * c));
   if (bf16_mode && training) moved |= d_x16_.reserve(size_t(n * c));
   for (Block& b : blocks_) {
-    for (auto* buf : {&b.xn1, &b.x_mid, &b.xn2}) moved |= buf->reserve(size_t(n * c));
+    for (auto* buf : {&b.xn1, &b.x_mid}) moved |= buf->reserve(size_t(n * c));
+    if (!bf16_mode) moved |= b.xn2.reserve(size_t(n * c));
     if (bf16_mode)
       for (auto* buf : {&b.xn1_16, &b.xn2_16}) moved |= buf->reserve(size_t(n * c));
     for (auto* buf : {&b.rstd1, &b.rstd2}) moved |= buf->reserve(size_t(n));
     moved |= b.attn->reserve(batch_, length_, pass);
     moved |= b.mlp->reserve(n, pass);
   }
-  moved |= xn_out_.reserve(size_t(n * c)) | rstd_out_.reserve(size_t(n));
+  if (!bf16_mode) moved |= xn_out_.reserve(size_t(n * c));
+  moved |= rstd_out_.reserve(size_t(n));
   if (training) moved |= d_x_.reserve(size_t(n * c)) | d_tmp_.reserve(size_t(n * c));
   for (auto* buf : {&logits_, &probs_}) moved |= buf->reserve(size_t(n * v));
   if (training) moved |= bf16_mode ? d_logits16_.reserve(size_t(n * v)) : d_logits_.reserve(size_t(n * v));
