@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/attention/cuda/kernel_common.h"
 #include "core/cuda/context.h"
 #include "core/cuda/convert.h"
 #include "core/cuda/vector_access.h"
@@ -275,6 +276,49 @@ TEST_CASE("GPU masked cross-entropy and argmax match the CPU", "[cuda]") {
       CHECK(first.loss_sum == again.loss_sum);
       CHECK(first.weight_sum == again.weight_sum);
     }
+  }
+}
+
+namespace {
+
+// The attention kernels' row dot products (δ = rowsum(dO ∘ O)) over S inputs, from element `offset`
+// on: an offset of one element misaligns the rows for vector access, as does cols = 30.
+template <typename S>
+void check_row_dot(int64_t rows, int64_t cols, int64_t offset, uint64_t seed) {
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const size_t n = size_t(rows * cols + offset);
+  const auto a = bf16_rounded(randn(n, seed)), b = bf16_rounded(randn(n, seed + 1));  // exact in S
+  auto ad = to_device_as<S>(a, s), bd = to_device_as<S>(b, s);
+  auto out = poisoned(size_t(rows), s);
+  cuda::detail::row_dot(ad.data() + offset, bd.data() + offset, out.data(), rows, cols, s);
+  std::vector<double> ref(size_t(rows), 0.0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) ref[r] += double(a[offset + r * cols + c]) * b[offset + r * cols + c];
+  INFO("rows " << rows << ", cols " << cols << ", offset " << offset << ", " << sizeof(S) << "-byte inputs");
+  CHECK(relative_error(to_host(out, size_t(rows), s), ref) <= kFp32Tolerance);
+}
+
+}  // namespace
+
+TEST_CASE("GPU row dot products and fp32-to-bf16 conversions of the attention kernels, vector and scalar paths",
+          "[cuda]") {
+  for (int64_t offset : {0, 1}) {
+    check_row_dot<cuda::bf16>(301, 64, offset, 70);
+    check_row_dot<float>(301, 64, offset, 72);
+  }
+  check_row_dot<cuda::bf16>(77, 30, 0, 74);
+  cuda::Context ctx(Precision::fp32);
+  cudaStream_t s = ctx.stream();
+  const auto src = randn(4096 * 5 + 3, 76, 10.0);
+  auto srcd = to_device(src, s);
+  // n a multiple of 4 from an aligned start (vector), then from a misaligned one and with a ragged n
+  for (auto [offset, n] : {std::pair<int64_t, int64_t>{0, 4096 * 5}, {1, 4096 * 5}, {0, 4096 * 5 + 3}}) {
+    auto dst = poisoned_as<cuda::bf16>(size_t(n), s);
+    cuda::detail::convert_from_float(srcd.data() + offset, dst.data(), n, s);
+    INFO("offset " << offset << ", n " << n);
+    CHECK(to_host_float(dst, size_t(n), s) ==
+          bf16_rounded(std::vector<float>(src.begin() + offset, src.begin() + offset + n)));
   }
 }
 

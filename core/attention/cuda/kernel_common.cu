@@ -5,6 +5,8 @@
 #include "core/attention/cuda/kernel_common.h"
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/gpu_head_dims.h"
+#include "core/cuda/storage.cuh"
+#include "core/cuda/vector_access.h"
 #include "core/error.h"
 
 namespace pathbench::cuda {
@@ -36,36 +38,54 @@ namespace detail {
 
 namespace {
 
-// One warp per row: lanes stride over the columns, then a warp reduction.
-template <typename S>
+// One warp per row: lanes stride over the columns V at a time (V = kVectorWidth: one vector access
+// per array), then a warp reduction.
+template <int V, typename S>
 __global__ void row_dot_kernel(const S* a, const S* b, float* out, int64_t rows, int64_t cols) {
   const int64_t row = int64_t(blockIdx.x) * tiles::kWarps + tiles::warp_id();
   if (row >= rows) return;
   float sum = 0.f;
-  for (int64_t c = tiles::lane_id(); c < cols; c += 32)
-    sum += tiles::to_float(a[row * cols + c]) * tiles::to_float(b[row * cols + c]);
+  for (int64_t c = V * tiles::lane_id(); c < cols; c += 32 * V) {
+    float x[V], y[V];
+    load_floats(a + row * cols + c, x);
+    load_floats(b + row * cols + c, y);
+    for (int k = 0; k < V; ++k) sum += x[k] * y[k];
+  }
   for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(tiles::kFullMask, sum, off);
   if (tiles::lane_id() == 0) out[row] = sum;
 }
 
-template <typename S>
+// dst[i] = src[i] rounded to S; a thread moves V consecutive elements per grid-stride step.
+template <int V, typename S>
 __global__ void convert_kernel(const float* src, S* dst, int64_t n) {
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    dst[i] = tiles::from_float<S>(src[i]);
+  const int64_t step = V * int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = V * (int64_t(blockIdx.x) * blockDim.x + threadIdx.x); i < n; i += step) {
+    float x[V];
+    load_floats(src + i, x);
+    store_floats(dst + i, x);
+  }
 }
 
 }  // namespace
 
 template <typename S>
 void row_dot(const S* a, const S* b, float* out, int64_t rows, int64_t cols, cudaStream_t stream) {
-  launch_kernel(row_dot_kernel<S>, dim3(unsigned((rows + tiles::kWarps - 1) / tiles::kWarps)), 0, stream,
-                "row_dot_kernel", a, b, out, rows, cols);
+  const dim3 grid(unsigned((rows + tiles::kWarps - 1) / tiles::kWarps));
+  if (cols % kVectorWidth == 0 && vector_aligned(a, b))
+    launch_kernel(row_dot_kernel<kVectorWidth, S>, grid, 0, stream, "row_dot_kernel", a, b, out, rows, cols);
+  else
+    launch_kernel(row_dot_kernel<1, S>, grid, 0, stream, "row_dot_kernel", a, b, out, rows, cols);
 }
 
 template <typename S>
 void convert_from_float(const float* src, S* dst, int64_t n, cudaStream_t stream) {
-  const int64_t blocks = std::min<int64_t>((n + tiles::kThreads - 1) / tiles::kThreads, 65536);
-  launch_kernel(convert_kernel<S>, dim3(unsigned(blocks)), 0, stream, "convert_kernel", src, dst, n);
+  const bool vector = n % kVectorWidth == 0 && vector_aligned(src, dst);
+  const int64_t per_thread = vector ? kVectorWidth : 1, threads = (n + per_thread - 1) / per_thread;
+  const dim3 grid(unsigned(std::min<int64_t>((threads + tiles::kThreads - 1) / tiles::kThreads, 65536)));
+  if (vector)
+    launch_kernel(convert_kernel<kVectorWidth, S>, grid, 0, stream, "convert_kernel", src, dst, n);
+  else
+    launch_kernel(convert_kernel<1, S>, grid, 0, stream, "convert_kernel", src, dst, n);
 }
 
 template void row_dot<float>(const float*, const float*, float*, int64_t, int64_t, cudaStream_t);
