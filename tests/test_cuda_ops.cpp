@@ -71,6 +71,11 @@ TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda]") {
     auto y16_only = poisoned_as<cuda::bf16>(size_t(n * c), s);
     cuda::rmsnorm_forward(xd.data(), gd.data(), nullptr, rstd2.data(), n, c, 1e-5f, s, nullptr, y16_only.data());
     CHECK(to_host_float(y16_only, size_t(n * c), s) == bf16_rounded(y_plain));
+    // an output one float past an aligned start takes the scalar path: y as the CPU's
+    auto y_shifted = poisoned(n * c + 1, s);
+    cuda::rmsnorm_forward(xd.data(), gd.data(), y_shifted.data() + 1, rstd2.data(), n, c, 1e-5f, s);
+    const std::vector<float> shifted_host = to_host(y_shifted, n * c + 1, s);
+    CHECK(relative_error(std::vector<float>(shifted_host.begin() + 1, shifted_host.end()), y_ref) <= kFp32Tolerance);
 
     // The backward with the bf16 copy of the updated dx: dx as in the plain call, the copy rounded.
     auto dx2 = to_device(dx0, s), dg2 = to_device(dg0, s);
@@ -314,11 +319,14 @@ TEST_CASE("GPU row dot products and fp32-to-bf16 conversions of the attention ke
   auto srcd = to_device(src, s);
   // n a multiple of 4 from an aligned start (vector), then from a misaligned one and with a ragged n
   for (auto [offset, n] : {std::pair<int64_t, int64_t>{0, 4096 * 5}, {1, 4096 * 5}, {0, 4096 * 5 + 3}}) {
+    const std::vector<float> part(src.begin() + offset, src.begin() + offset + n);
     auto dst = poisoned_as<cuda::bf16>(size_t(n), s);
     cuda::detail::convert_from_float(srcd.data() + offset, dst.data(), n, s);
+    auto dst32 = poisoned(size_t(n), s);
+    cuda::detail::convert_from_float(srcd.data() + offset, dst32.data(), n, s);
     INFO("offset " << offset << ", n " << n);
-    CHECK(to_host_float(dst, size_t(n), s) ==
-          bf16_rounded(std::vector<float>(src.begin() + offset, src.begin() + offset + n)));
+    CHECK(to_host_float(dst, size_t(n), s) == bf16_rounded(part));
+    CHECK(to_host(dst32, size_t(n), s) == part);
   }
 }
 

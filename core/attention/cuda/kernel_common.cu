@@ -55,7 +55,8 @@ __global__ void row_dot_kernel(const S* a, const S* b, float* out, int64_t rows,
   if (tiles::lane_id() == 0) out[row] = sum;
 }
 
-// dst[i] = src[i] rounded to S; a thread moves V consecutive elements per grid-stride step.
+// dst[i] = src[i] rounded to S; a thread moves V consecutive elements per grid-stride step (n a
+// multiple of V: there is no tail).
 template <int V, typename S>
 __global__ void convert_kernel(const float* src, S* dst, int64_t n) {
   const int64_t step = V * int64_t(gridDim.x) * blockDim.x;

@@ -21,8 +21,8 @@ class MlpLayer {
   // Sizes the buffers for n rows, the gradients' only for Pass::training; true when any was
   // reallocated.
   bool reserve(int64_t n, Pass pass);
-  // x: [N, C], with its bf16 copy where the caller has one (both kept by the caller until
-  // backward); y: [N, C] += mlp(x).
+  // x: [N, C], with its bf16 copy where the caller has one (kept by the caller until backward; in
+  // bf16 mode the bf16 copy alone, x.f32 null, is enough); y: [N, C] += mlp(x).
   void forward(MatrixInput x, float* y, int64_t n);
   // dy: [N, C], with its bf16 copy where the caller has one; dx: [N, C] (overwritten).
   void backward(MatrixInput dy, float* dx);

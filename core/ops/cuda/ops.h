@@ -42,7 +42,10 @@ void embedding_backward(const int32_t* plan, const float* dout, float* dtable, f
 // ---- rmsnorm.cu ------------------------------------------------------------------------------------
 // x, y: [N, C]; g: [C]; rstd: [N]. In the same pass, where not null: x_copy[N, C] = x (the start of
 // the next residual stream) and y16[N, C] = y rounded to bf16 as to_bf16 does (the next product's
-// operand in bf16 mode).
+// operand in bf16 mode); y may be null when only y16 is needed. The row sums' order follows the
+// vector path (C a multiple of 4 and every array aligned) or the scalar one, so rstd and y may differ
+// in the last bit between calls whose arrays are aligned differently; a model's buffers always are
+// the same way.
 void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c, float eps,
                      cudaStream_t stream, float* x_copy = nullptr, bf16* y16 = nullptr);
 // dx[N, C] += gradient; dg[C] += gradient; scratch: kColumnScratchPerColumn · C floats. dx16 (where
