@@ -72,10 +72,9 @@ __global__ void convert_kernel(const float* src, S* dst, int64_t n) {
 template <typename S>
 void row_dot(const S* a, const S* b, float* out, int64_t rows, int64_t cols, cudaStream_t stream) {
   const dim3 grid(unsigned((rows + tiles::kWarps - 1) / tiles::kWarps));
-  if (cols % kVectorWidth == 0 && vector_aligned(a, b))
-    launch_kernel(row_dot_kernel<kVectorWidth, S>, grid, 0, stream, "row_dot_kernel", a, b, out, rows, cols);
-  else
-    launch_kernel(row_dot_kernel<1, S>, grid, 0, stream, "row_dot_kernel", a, b, out, rows, cols);
+  const auto kernel = cols % kVectorWidth == 0 && vector_aligned(a, b) ? row_dot_kernel<kVectorWidth, S>
+                                                                       : row_dot_kernel<1, S>;
+  launch_kernel(kernel, grid, 0, stream, "row_dot_kernel", a, b, out, rows, cols);
 }
 
 template <typename S>
@@ -83,10 +82,8 @@ void convert_from_float(const float* src, S* dst, int64_t n, cudaStream_t stream
   const bool vector = n % kVectorWidth == 0 && vector_aligned(src, dst);
   const int64_t per_thread = vector ? kVectorWidth : 1, threads = (n + per_thread - 1) / per_thread;
   const dim3 grid(unsigned(std::min<int64_t>((threads + tiles::kThreads - 1) / tiles::kThreads, 65536)));
-  if (vector)
-    launch_kernel(convert_kernel<kVectorWidth, S>, grid, 0, stream, "convert_kernel", src, dst, n);
-  else
-    launch_kernel(convert_kernel<1, S>, grid, 0, stream, "convert_kernel", src, dst, n);
+  launch_kernel(vector ? convert_kernel<kVectorWidth, S> : convert_kernel<1, S>, grid, 0, stream, "convert_kernel",
+                src, dst, n);
 }
 
 template void row_dot<float>(const float*, const float*, float*, int64_t, int64_t, cudaStream_t);
