@@ -273,8 +273,10 @@ TEST_CASE("SIGTERM to a pool's parent reaches every worker, their runs resume an
   const auto runs = plan(doc);
   const std::string dir = fresh_temp_dir("stop-pool"), straight = fresh_temp_dir("stop-pool-straight");
   const pid_t child = ::fork();
-  if (child == 0) {  // the pool's parent; run 0's worker signals it at step 4
-    signal_at_parity_example(0, 3 * 4, ::getpid(), SIGTERM);
+  if (child == 0) {  // the pool's parent; run 1's worker signals it at step 200
+    // (run 1's worker starts after run 0's: by its step 200 both are training, even on a loaded
+    // machine; a stop before a run's worker starts rightly leaves that run unclaimed, without a result)
+    signal_at_parity_example(1, 4 * 200, ::getpid(), SIGTERM);  // batches of 4: after 200 steps
     const SweepSummary s = run(runs, dir, 2);
     ::_exit(s.stop_signal == SIGTERM && s.interrupted >= 1 && s.done + s.failed + s.nan == 0 ? 0 : 1);
   }
@@ -291,8 +293,8 @@ TEST_CASE("SIGTERM to a pool's parent reaches every worker, their runs resume an
     stopped_at.push_back(result["steps_done"].get<int64_t>());
   }
   CHECK(claim_files(dir).empty());
-  // run 0 stopped at step 4 or a little later: its worker trains on until the parent passes the stop on
-  CHECK(stopped_at[0] >= 4);
+  // run 1 stopped at step 200 or a little later: its worker trains on until the parent passes the stop on
+  CHECK(stopped_at[1] >= 200);
 
   CHECK(run(runs, dir, 2).done == 2);
   for (size_t i = 0; i < runs.size(); ++i) {

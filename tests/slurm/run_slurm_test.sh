@@ -46,7 +46,7 @@ leftovers() {  # processes other than this shell with their cwd or an open file 
   local d
   for d in /proc/[0-9]*; do
     [[ ${d#/proc/} == "$$" ]] && continue
-    { [[ $(readlink "$d/cwd") == "$tmp"* ]] || ls -l "$d/fd" 2>/dev/null | grep -q " -> $tmp/"; } &&
+    { [[ $(readlink "$d/cwd") == "$tmp"* ]] || [[ $(ls -l "$d/fd" 2>/dev/null) == *" -> $tmp/"* ]]; } &&
       echo "${d#/proc/}"
   done
 }
@@ -196,8 +196,11 @@ wait_job "$job"
 check_completed
 check_all_done "$res" "${ids[@]}"
 check_table "$res"
-scontrol show job "$job" 2>&1 | grep -q 'JobName=tiny sweep' && pass "job name with a space kept whole" ||
-  fail "job name: $(scontrol show job "$job" 2>&1 | grep -o 'JobName=[^ ]*' | head -1)"
+# (outputs are captured before matching: under pipefail, `cmd | grep -q` fails when grep's early exit
+# stops cmd with SIGPIPE)
+job_info=$(scontrol show job "$job" 2>&1)
+[[ $job_info == *'JobName=tiny sweep'* ]] && pass "job name with a space kept whole" ||
+  fail "job name: $(grep -o 'JobName=[^ ]*' <<<"$job_info" | head -1)"
 n=$(find "$res" -maxdepth 1 -name 'slurm-*.out' | wc -l)
 [[ $n -eq 4 ]] && pass "the 4 tasks' logs in the results folder (#SBATCH --output, quoted)" ||
   fail "$n slurm-*.out files in '$res', expected 4"
@@ -226,7 +229,7 @@ if is_done "$res/${ids[killed]}"; then fail "cancelled run ${ids[killed]} is don
   pass "cancelled run not done after the job ended"; fi
 # scancel's SIGTERM stops the run after a step: its result says interrupted, and tables list it
 if grep -Eq '"status": *"interrupted"' "$res/${ids[killed]}.json" 2>/dev/null &&
-   "$pb" table "$res" 2>&1 | grep -q "Left out: 1 run with status interrupted"; then
+   [[ $("$pb" table "$res" 2>&1) == *"Left out: 1 run with status interrupted"* ]]; then
   pass "cancelled run recorded as interrupted and listed as left out by pathbench table"
 else
   fail "cancelled run ${ids[killed]}: no interrupted result, or pathbench table does not list it"
