@@ -13,16 +13,15 @@ namespace pathbench {
 
 namespace {
 
-// What a sweep would do with a run, from its result's status and its checkpoint: a run without a
-// result (killed, say) or an interrupted one resumes where checkpoints are on and one exists
-// (sweep_runner.cpp); an interrupted one without starts again.
+// What a sweep would do with a run, from its result's status and its checkpoint: continue from the
+// checkpoint where resumes_from_checkpoint says so and one exists (checkpoints on), else start again.
 std::string planned_state(const RunState& s, const std::string& out_dir) {
   if (s.previous == "done") return "done (skip)";
+  if (!resumes_from_checkpoint(s.previous)) return "rerun (" + s.previous + ")";
   const bool checkpoint = s.run->config.training.checkpoint_every > 0 &&
                           std::filesystem::exists(run_files(out_dir, *s.run).checkpoint);
   if (s.previous.empty()) return checkpoint ? "resume" : "to run";
-  if (s.previous == "interrupted") return checkpoint ? "resume (interrupted)" : "rerun (interrupted)";
-  return "rerun (" + s.previous + ")";
+  return std::string(checkpoint ? "resume" : "rerun") + " (" + s.previous + ")";
 }
 
 }  // namespace

@@ -49,12 +49,17 @@ std::string current_status(const std::string& result_path, fs::file_time_type sw
   return !ec && written >= sweep_start ? "attempted" : status;
 }
 
+}  // namespace
+
+bool resumes_from_checkpoint(const std::string& previous) { return previous.empty() || previous == "interrupted"; }
+
+namespace {
+
 // Trains one claimed run and writes its result.
 RunOutcome train_and_record(const PlannedRun& run, const std::string& previous, const SweepOptions& options,
                             const json& git, int default_threads, SweepEvents& events) {
   const RunFiles files = run_files(options.out_dir, run);
-  // A run resumes from its checkpoint only when it has no result or an interrupted one.
-  const bool resumes = previous.empty() || previous == "interrupted";
+  const bool resumes = resumes_from_checkpoint(previous);
   if (!resumes) {
     // An earlier attempt failed: start afresh, and let a kill of this attempt resume from its own
     // checkpoints.

@@ -48,6 +48,11 @@ struct RunState {
 };
 std::vector<RunState> shard_states(const std::vector<PlannedRun>& runs, const SweepOptions& options);
 
+// Whether a run whose result has this status ("" without one) continues from its checkpoint, where
+// checkpoints are on and one exists: without a result (killed, say) or an interrupted one. Any other
+// earlier attempt (failed, NaN) starts afresh.
+bool resumes_from_checkpoint(const std::string& previous);
+
 // Throws pathbench::Error naming the folder when results cannot be written to `dir` (or to the
 // folder that would hold it); writes nothing.
 void check_results_folder_writable(const std::string& dir);
