@@ -16,6 +16,7 @@
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
 #include "experiments/replay.h"
+#include "experiments/result_file.h"
 #include "experiments/run_checkpoint.h"
 #include "experiments/run_plan.h"
 
@@ -39,7 +40,7 @@ struct ReplayOptions {
 PlannedRun the_run(const ReplayOptions& o) {
   json doc = o.config.empty() ? checkpoint_run_config(o.checkpoint) : load_config_file(o.config);
   const std::string where = o.config.empty() ? o.checkpoint + " (its run config)" : o.config;
-  if (doc.is_object() && doc.contains("pathbench_result")) {
+  if (is_result_document(doc)) {
     if (!doc.contains("config") || !doc["config"].is_object())
       throw Error(fmt::format("{}: a result file without a 'config' object", o.config));
     doc = doc["config"];

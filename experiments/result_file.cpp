@@ -16,9 +16,9 @@ namespace pathbench {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 bool is_result_document(const json& doc) { return doc.is_object() && doc.contains("pathbench_result"); }
+
+namespace {
 
 // A result document's JSON, or null when the file is unreadable or not a result.
 json read_result_document(const fs::path& path) {

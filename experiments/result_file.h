@@ -31,6 +31,9 @@ struct RunContext {
   json git;
 };
 
+// Whether a JSON document is a run's result (it carries the "pathbench_result" format key).
+bool is_result_document(const json& doc);
+
 // The result document.
 json make_result(const PlannedRun& run, const RunOutcome& outcome, const Task* task, const RunContext& context);
 

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "experiments/file_output.h"
+#include "experiments/result_file.h"
 
 namespace pathbench {
 
@@ -38,6 +39,10 @@ std::string sweep_shape(const Sweep& sweep) {
 
 std::vector<PlannedRun> plan_runs(const json& doc, const std::vector<Override>& overrides, const std::string& where,
                                   const TaskProvider& tasks) {
+  if (is_result_document(doc))
+    throw Error(fmt::format("{}: a run's result, not a config (its run config is the result's \"config\" object; "
+                            "`pathbench replay --config` takes a result file as it is)",
+                            where));
   const Sweep sweep = make_sweep(doc, overrides, where);
   const std::vector<ExpandedRun> expanded = expand_sweep(sweep, where);
   std::vector<PlannedRun> runs;

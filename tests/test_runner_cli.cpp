@@ -162,6 +162,15 @@ TEST_CASE("run, table and slurm through the command line", "[runner]") {
   CHECK_THROWS_WITH(cli({"run", config, "--set", "training.stpes=3", "--out", dir + "/bad"}),
                     Catch::Contains(config + " with --set training.stpes=3") && Catch::Contains("stpes"));
   CHECK_FALSE(fs::exists(dir + "/bad"));
+  // A result file given where a config belongs is named as one, before anything runs.
+  std::string result_file;
+  for (const auto& e : fs::directory_iterator(dir + "/results"))
+    if (e.path().extension() == ".json") result_file = e.path().string();
+  REQUIRE_FALSE(result_file.empty());
+  for (const char* command : {"run", "slurm"})
+    CHECK_THROWS_WITH(cli({command, result_file, "--out", dir + "/from-result"}),
+                      Catch::Contains(result_file + ": a run's result, not a config"));
+  CHECK_FALSE(fs::exists(dir + "/from-result"));
   CHECK_THROWS_WITH(cli({"run", config, "--shard", "2/2"}), Catch::Contains("--shard"));
   CHECK_THROWS_WITH(cli({"table", dir + "/nothing"}), Catch::Contains("not a folder"));
   CHECK_THROWS_WITH(cli({"table", dir + "/results", dir + "/nothing"}),
