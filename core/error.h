@@ -11,4 +11,15 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A command that a stop signal (SIGINT, SIGTERM) ended after its graceful stop: the CLI prints the
+// message and exits with 128 + the signal, the status of a process the signal ended.
+class StoppedBySignal : public Error {
+ public:
+  StoppedBySignal(const std::string& what, int signal) : Error(what), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
 }  // namespace pathbench

@@ -79,12 +79,16 @@ void run_command(const RunCommandOptions& o) {
                                s.done, s.nan, s.failed, s.skipped,
                                s.interrupted > 0 ? fmt::format(", {} interrupted", s.interrupted) : "",
                                options.out_dir));
-  if (s.stop_signal != 0 || s.interrupted > 0)
-    throw Error(fmt::format("stopped{}: {} runs interrupted after a step, {} not started; run the same command "
-                            "again to continue them (interrupted runs resume from their checkpoints where "
-                            "training.checkpoint_every > 0, and start again otherwise)",
-                            s.stop_signal != 0 ? fmt::format(" by signal {}", s.stop_signal) : " (a worker was signalled)",
-                            s.interrupted, s.in_shard - s.skipped - s.done - s.nan - s.failed - s.interrupted));
+  if (s.stop_signal != 0 || s.interrupted > 0) {
+    const std::string what = fmt::format(
+        "stopped{}: {} runs interrupted after a step, {} not started; run the same command again to continue them "
+        "(interrupted runs resume from their checkpoints where training.checkpoint_every > 0, and start again "
+        "otherwise)",
+        s.stop_signal != 0 ? fmt::format(" by signal {}", s.stop_signal) : " (a worker was signalled)", s.interrupted,
+        s.in_shard - s.skipped - s.done - s.nan - s.failed - s.interrupted);
+    if (s.stop_signal != 0) throw StoppedBySignal(what, s.stop_signal);
+    throw Error(what);
+  }
   if (s.failed > 0)
     throw Error(fmt::format("{} of {} runs failed (their result files give the reason)", s.failed,
                             s.done + s.nan + s.failed));
@@ -102,8 +106,8 @@ void add_run_command(CLI::App& app) {
       "training.checkpoint_every > 0 a killed run continues from its last checkpoint). SIGTERM or SIGINT (a "
       "scheduler's time limit, timeout, Ctrl-C) stops every run after its current step with a result with "
       "status interrupted (how far it got, no metrics) and, with checkpoints on, a checkpoint, so the same "
-      "command resumes them there (without checkpoints they start again); a "
-      "second signal stops at once. A run that goes NaN "
+      "command resumes them there (without checkpoints they start again), and the command exits with 128 + "
+      "the signal (143, 130), as a process the signal ended; a second signal stops at once. A run that goes NaN "
       "is recorded with status nan; a run that fails is recorded with its reason, the sweep goes on, and "
       "the command exits with status 1 at the end. A worker claims each run with <out>/<id>-<hash>.<n>.claim "
       "before training it, so several processes or hosts (or Slurm array tasks) may share one --out: a claim "

@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "pathbench: error: %s (see --help)\n", e.what());
     return e.get_exit_code() != 0 ? e.get_exit_code() : 2;
+  } catch (const pathbench::StoppedBySignal& e) {
+    std::fprintf(stderr, "pathbench: %s\n", e.what());
+    return 128 + e.signal();
   } catch (const pathbench::Error& e) {
     std::fprintf(stderr, "pathbench: error: %s\n", e.what());
     return 1;

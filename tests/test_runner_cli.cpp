@@ -2,6 +2,7 @@
 // against the committed docs, run/table/slurm through their CLI, the Slurm script, and the plots.
 #include <catch2/catch.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -242,6 +243,30 @@ TEST_CASE("the binary stops on a malformed, missing or invalid config with one l
     CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
     CHECK_THAT(r.output, Catch::Contains(c.names));
     CHECK_FALSE(fs::exists(out));
+  }
+}
+
+TEST_CASE("the binary stopped by SIGTERM or SIGINT ends its runs gracefully and exits with 128 + the signal",
+          "[runner]") {
+  const std::string dir = fresh_temp_dir("stop-binary");
+  write_file_atomically(dir + "/long.json", R"({"model": {"n_layers": 1, "d_model": 16, "n_heads": 2},
+    "task": {"name": "flipflop", "length": 16}, "training": {"steps": 1000000, "batch_size": 2, "log_every": 1,
+    "eval_examples": 4, "checkpoint_every": 100000}, "threads": 1})");
+  for (auto [name, signal] : {std::pair{"TERM", SIGTERM}, std::pair{"INT", SIGINT}}) {
+    INFO(name);
+    const std::string out = dir + "/out-" + name;
+    // started in the background; the signal once its curve has a line (it is training), then its status
+    const std::string script =
+        std::string("'") + PATHBENCH_PROGRAM + "' run '" + dir + "/long.json' --out '" + out +
+        "' > /dev/null 2>&1 & pid=$!; for i in $(seq 600); do [ -s \"$(ls '" + out +
+        "'/*.curve.jsonl 2>/dev/null | head -1)\" ] && break; sleep 0.05; done; kill -" + name +
+        " $pid; wait $pid; echo $?";
+    const ProcessResult r = run_process({"/bin/sh", "-c", script}, true);
+    REQUIRE(r.exit_code == 0);
+    CHECK(std::stoi(r.output) == 128 + signal);
+    const std::vector<json> results = load_results(out);
+    REQUIRE(results.size() == 1);
+    CHECK(results[0]["status"] == "interrupted");
   }
 }
 
