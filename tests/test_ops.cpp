@@ -166,6 +166,13 @@ TEST_CASE("GPU elementwise kernels take the vector path only for aligned pointer
   CHECK_FALSE(vector_aligned(f + 2));     // 8 bytes in: not a float4
   CHECK_FALSE(vector_aligned(h + 2));     // 4 bytes in: not four bf16
   CHECK_FALSE(vector_aligned(f, h + 1));
+  // Rows (RMSNorm, the embedding gather, row dots, conversions): the row length a multiple of 4,
+  // every array aligned (an absent output: null).
+  using cuda::rows_vectorizable;
+  CHECK(rows_vectorizable(128, f, f + 4, h, static_cast<const float*>(nullptr)));
+  CHECK_FALSE(rows_vectorizable(130, f, f));  // a group would cross a row's end
+  CHECK_FALSE(rows_vectorizable(128, f, f + 1));
+  CHECK_FALSE(rows_vectorizable(128, h + 2));
   // Head permutes: D and the row stride multiples of 4, both pointers aligned (the fused q/k/v
   // split at the flip-flop shape: D = 64, stride 3·H·D = 384).
   CHECK(heads_permute_vectorizable(f, h, 384, 64));

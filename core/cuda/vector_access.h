@@ -20,6 +20,14 @@ bool vector_aligned(const T*... p) {
   return (aligned(p, kVectorWidth * sizeof(T)) && ...);
 }
 
+// Whether rows of `row_length` elements (or one array of that many) can be moved kVectorWidth at a
+// time: the length a multiple of the group, so that no group crosses a row's end, and every base
+// pointer vector-aligned (then so is every row's start).
+template <typename... T>
+bool rows_vectorizable(int64_t row_length, const T*... p) {
+  return row_length % kVectorWidth == 0 && vector_aligned(p...);
+}
+
 // Whether a head split/merge (core/ops/cuda/head_layout.h) between rows of `stride` elements and
 // [B, H, T, D] tensors can move kVectorWidth elements at a time: D and the stride multiples of it
 // (then so are every part's column offset p·H·D and tensor offset p·B·H·T·D, and no group crosses

@@ -72,14 +72,13 @@ __global__ void convert_kernel(const float* src, S* dst, int64_t n) {
 template <typename S>
 void row_dot(const S* a, const S* b, float* out, int64_t rows, int64_t cols, cudaStream_t stream) {
   const dim3 grid(unsigned((rows + tiles::kWarps - 1) / tiles::kWarps));
-  const auto kernel = cols % kVectorWidth == 0 && vector_aligned(a, b) ? row_dot_kernel<kVectorWidth, S>
-                                                                       : row_dot_kernel<1, S>;
+  const auto kernel = rows_vectorizable(cols, a, b) ? row_dot_kernel<kVectorWidth, S> : row_dot_kernel<1, S>;
   launch_kernel(kernel, grid, 0, stream, "row_dot_kernel", a, b, out, rows, cols);
 }
 
 template <typename S>
 void convert_from_float(const float* src, S* dst, int64_t n, cudaStream_t stream) {
-  const bool vector = n % kVectorWidth == 0 && vector_aligned(src, dst);
+  const bool vector = rows_vectorizable(n, src, dst);
   const int64_t per_thread = vector ? kVectorWidth : 1, threads = (n + per_thread - 1) / per_thread;
   const dim3 grid(unsigned(std::min<int64_t>((threads + tiles::kThreads - 1) / tiles::kThreads, 65536)));
   launch_kernel(vector ? convert_kernel<kVectorWidth, S> : convert_kernel<1, S>, grid, 0, stream, "convert_kernel",

@@ -54,7 +54,7 @@ __global__ void embedding_run_sums_kernel(const int32_t* plan, EmbeddingPlanLayo
 void embedding_forward(const int32_t* tokens, const float* table, float* out, int64_t n, int64_t c,
                        cudaStream_t stream) {
   // kVectorWidth elements per thread where rows hold whole groups and both arrays are vector-aligned
-  const bool vector = c % kVectorWidth == 0 && vector_aligned(table, out);
+  const bool vector = rows_vectorizable(c, table, out);
   const auto kernel = vector ? embedding_forward_kernel<kVectorWidth> : embedding_forward_kernel<1>;
   kernel<<<blocks_for(n * c / (vector ? kVectorWidth : 1)), 256, 0, stream>>>(tokens, table, out, n, c);
   PATHBENCH_CUDA_CHECK_LAUNCH("embedding_forward_kernel");

@@ -83,9 +83,8 @@ struct GainGradient {
 void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t n, int64_t c, float eps,
                      cudaStream_t stream, float* x_copy, bf16* y16) {
   const unsigned blocks = blocks_for(n, kRowsPerBlock);
-  const auto kernel = c % kVectorWidth == 0 && vector_aligned(x, g, y, x_copy, y16)
-                          ? rmsnorm_forward_kernel<kVectorWidth>
-                          : rmsnorm_forward_kernel<1>;
+  const auto kernel =
+      rows_vectorizable(c, x, g, y, x_copy, y16) ? rmsnorm_forward_kernel<kVectorWidth> : rmsnorm_forward_kernel<1>;
   kernel<<<blocks, 32 * kRowsPerBlock, 0, stream>>>(x, g, y, rstd, n, c, eps, x_copy, y16);
   PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_forward_kernel");
 }
@@ -93,9 +92,8 @@ void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int6
 void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
                       float* scratch, int64_t n, int64_t c, cudaStream_t stream, bf16* dx16) {
   const unsigned blocks = blocks_for(n, kRowsPerBlock);
-  const auto kernel = c % kVectorWidth == 0 && vector_aligned(x, g, dy, dx, dx16)
-                          ? rmsnorm_backward_kernel<kVectorWidth>
-                          : rmsnorm_backward_kernel<1>;
+  const auto kernel =
+      rows_vectorizable(c, x, g, dy, dx, dx16) ? rmsnorm_backward_kernel<kVectorWidth> : rmsnorm_backward_kernel<1>;
   kernel<<<blocks, 32 * kRowsPerBlock, 0, stream>>>(x, g, rstd, dy, dx, n, c, dx16);
   PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_backward_kernel");
   column_sums(GainGradient{x, dy, rstd, c}, n, c, scratch, dg, stream);
