@@ -31,11 +31,15 @@ namespace {
 
 using namespace cuda_testing;
 
-TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda]") {
+TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda][sanitize]") {
   cuda::Context ctx(Precision::fp32);
   cudaStream_t s = ctx.stream();
-  // C a multiple of 4: four columns per vector access; 130: one at a time
-  const std::pair<int64_t, int64_t> shapes[] = {{37, 96}, {300, 128}, {5, 1000}, {9, 130}};
+  // C a multiple of 4: four columns per vector access; 130: one at a time. The backward sums the gain
+  // gradient in its own pass (40,000 rows of 128: five per warp of its 1,024 blocks; 1,536 columns: the
+  // most shared memory it takes) except for wide rows (1,540, 2,000 and 13,000 columns: a separate
+  // column-sum pass).
+  const std::pair<int64_t, int64_t> shapes[] = {{37, 96},   {300, 128}, {5, 1000}, {9, 130},  {40000, 128},
+                                                {11, 1536}, {11, 1540}, {7, 2000}, {3, 13000}};
   uint64_t seed = 10;
   for (auto [n, c] : shapes) {
     const auto x = randn(n * c, ++seed), g = randn(c, ++seed, 0.2, 1.0), dy = randn(n * c, ++seed);
@@ -84,6 +88,7 @@ TEST_CASE("GPU RMSNorm forward and backward match the CPU", "[cuda]") {
                            c, s, dx16.data());
     const std::vector<float> dx_plain = to_host(dxd, n * c, s);
     CHECK(to_host(dx2, n * c, s) == dx_plain);
+    CHECK(to_host(dg2, c, s) == to_host(dgd, c, s));  // the gain's sums in the same fixed order
     CHECK(to_host_float(dx16, size_t(n * c), s) == bf16_rounded(dx_plain));
   }
 }

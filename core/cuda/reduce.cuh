@@ -1,6 +1,6 @@
 // Device reductions with a fixed summation order (same inputs → bit-identical results): warp
 // sums over xor shuffles, and column sums of an [rows, cols] expression through per-split
-// partial sums finished in split order. Included by .cu files only.
+// partial sums finished in a fixed order. Included by .cu files only.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -57,16 +57,23 @@ __global__ void column_partial_sums_kernel(F value, int64_t rows, int64_t cols, 
   }
 }
 
-// out[col] += Σ_split partial[split, col], splits in order.
-void finish_column_sums(const float* partial, int64_t cols, float* out, cudaStream_t stream);
+// out[col] += Σ_split partial[split, col] over `splits` rows of partial sums: lane l of a warp per
+// column adds every 32nd split from l in order, the lanes then combine in a fixed tree. With a nonzero
+// `group`, the columns are the entries of a [cols/group, group] matrix that out holds transposed (cols
+// a multiple of group): column col = k·group + i goes to out[i·(cols/group) + k]. Only where each sum
+// is written changes.
+void finish_column_sums(const float* partial, int64_t splits, int64_t cols, float* out, cudaStream_t stream,
+                        int64_t group = 0);
 
-// out[col] += Σ_r value(r, col) for a device functor value(int64_t r, int64_t col) → float.
+// out[col] += Σ_r value(r, col) for a device functor value(int64_t r, int64_t col) → float; `group`
+// as finish_column_sums'.
 template <class F>
-void column_sums(F value, int64_t rows, int64_t cols, float* partial, float* out, cudaStream_t stream) {
+void column_sums(F value, int64_t rows, int64_t cols, float* partial, float* out, cudaStream_t stream,
+                 int64_t group = 0) {
   const dim3 grid(unsigned((cols + 31) / 32), kColumnSplits), block(32, 8);
   column_partial_sums_kernel<<<grid, block, 0, stream>>>(value, rows, cols, partial);
   PATHBENCH_CUDA_CHECK_LAUNCH("column_partial_sums_kernel");
-  finish_column_sums(partial, cols, out, stream);
+  finish_column_sums(partial, kColumnSplits, cols, out, stream, group);
 }
 
 // column_sums' value functor for a plain row-major [rows, cols] matrix.

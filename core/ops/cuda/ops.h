@@ -14,8 +14,9 @@ namespace pathbench::cuda {
 
 using bf16 = __nv_bfloat16;
 
-// Scratch for the column sums of the backward passes (parameter gradients of norms): floats per column.
-constexpr int64_t kColumnScratchPerColumn = 128;
+// Scratch for the column sums of the backward passes (parameter gradients of norms and encodings):
+// floats per column, one per partial sum (rmsnorm.cu's blocks, reduce.cuh's splits).
+constexpr int64_t kColumnScratchPerColumn = 1024;
 
 // ---- embedding.cu ----------------------------------------------------------------------------------
 // out[N, C] = table[tokens[n], :]

@@ -1,14 +1,13 @@
-// RMSNorm on the GPU: one warp per row, each lane moving V consecutive columns per access (four
-// where C and every array allow a vector access, else one); the gain gradient through fixed-order
-// column sums.
+// RMSNorm on the GPU: a warp per row at a time, each lane moving V consecutive columns per access (four
+// where C and every array allow a vector access, else one); the gain gradient summed in the
+// backward's pass (per-warp rows of shared memory, per-block partial sums) and finished in a fixed
+// order, or for wide rows (C > 1,536) through a separate column-sum pass.
 #include "core/cuda/reduce.cuh"
 #include "core/cuda/storage.cuh"
 #include "core/cuda/vector_access.h"
 #include "core/ops/cuda/ops.h"
 
 namespace pathbench::cuda {
-
-static_assert(kColumnScratchPerColumn == kColumnSplits, "column-sum scratch size");
 
 namespace {
 
@@ -41,33 +40,74 @@ __global__ void rmsnorm_forward_kernel(const float* x, const float* g, float* y,
   }
 }
 
-// dx_j += s·g_j·dy_j − s³/C · x_j · Σ_k dy_k g_k x_k; dx16 (where not null) = the new dx in bf16
+// Blocks of the backward that sum the gain gradient in its pass, each into its own row of partial
+// sums (kColumnScratchPerColumn rows of scratch): enough blocks of kRowsPerBlock warps to keep every
+// SM full, as the backward without the gain sums does (four rows per warp at the flip-flop step's
+// 32,768 rows, against one; an earlier try with 128 blocks of up to 16 warps left too few rows in
+// flight and was slower than two passes).
+constexpr int kGainBlocks = 1024;
+static_assert(kColumnScratchPerColumn >= kGainBlocks && kColumnScratchPerColumn >= kColumnSplits,
+              "column-sum scratch size");
+
+// Whether a block's warps' rows of gain sums (kRowsPerBlock rows of C floats) fit the default 48 KB
+// of shared memory (C ≤ 1,536); wider rows take a separate column-sum pass.
+bool gain_in_backward_pass(int64_t c) { return kRowsPerBlock * c * int64_t(sizeof(float)) <= 48 * 1024; }
+
+// dx_j += s·g_j·dy_j − s³/C · x_j · Σ_k dy_k g_k x_k; dx16 (where not null) = the new dx in bf16.
+// Block b takes the rows [b·R, b·R + R), R = ⌈N / gridDim.x⌉, its warps every blockDim.x/32-th row of
+// them. Where gain_partial is not null, each warp also sums dy_j·x_j·s over its rows into its own row
+// of shared memory (a lane only ever touches its own columns; rows of C floats keep a vector path's
+// groups aligned), and the block adds its warps' rows in warp order into gain_partial[b, C]: the gain
+// gradient's per-block partial sums, in a fixed order.
 template <int V>
 __global__ void rmsnorm_backward_kernel(const float* x, const float* g, const float* rstd, const float* dy, float* dx,
-                                        int64_t n, int64_t c, bf16* dx16) {
-  const int64_t row = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (row >= n) return;
-  const float* xr = x + row * c;
-  const float* dyr = dy + row * c;
-  float dot = 0.0f;
-  for (int64_t j = V * lane; j < c; j += 32 * V) {
-    float xv[V], gv[V], dyv[V];
-    load_floats(xr + j, xv);
-    load_floats(g + j, gv);
-    load_floats(dyr + j, dyv);
-    for (int k = 0; k < V; ++k) dot += dyv[k] * gv[k] * xv[k];
+                                        int64_t n, int64_t c, bf16* dx16, float* gain_partial) {
+  extern __shared__ __align__(16) float warp_gain[];  // [warps, C] where gain_partial is not null
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  float* gain = warp_gain + int64_t(warp) * c;
+  if (gain_partial)
+    for (int64_t j = V * lane; j < c; j += 32 * V) {
+      const float zeros[V] = {};
+      store_floats(gain + j, zeros);
+    }
+  const int64_t rows_per_block = (n + gridDim.x - 1) / gridDim.x;
+  const int64_t first = int64_t(blockIdx.x) * rows_per_block;
+  const int64_t end = first + rows_per_block < n ? first + rows_per_block : n;
+  for (int64_t row = first + warp; row < end; row += warps) {
+    const float* xr = x + row * c;
+    const float* dyr = dy + row * c;
+    float dot = 0.0f;
+    for (int64_t j = V * lane; j < c; j += 32 * V) {
+      float xv[V], gv[V], dyv[V];
+      load_floats(xr + j, xv);
+      load_floats(g + j, gv);
+      load_floats(dyr + j, dyv);
+      for (int k = 0; k < V; ++k) dot += dyv[k] * gv[k] * xv[k];
+    }
+    dot = warp_sum(dot);
+    const float s = rstd[row], coef = s * s * s * dot / float(c);
+    for (int64_t j = V * lane; j < c; j += 32 * V) {
+      float xv[V], gv[V], dyv[V], out[V];
+      load_floats(xr + j, xv);
+      load_floats(g + j, gv);
+      load_floats(dyr + j, dyv);
+      load_floats(dx + row * c + j, out);
+      for (int k = 0; k < V; ++k) out[k] += s * gv[k] * dyv[k] - coef * xv[k];
+      store_floats_or_bf16(dx, dx16, row * c + j, out);
+      if (gain_partial) {
+        float acc[V];
+        load_floats(gain + j, acc);
+        for (int k = 0; k < V; ++k) acc[k] += dyv[k] * xv[k] * s;
+        store_floats(gain + j, acc);
+      }
+    }
   }
-  dot = warp_sum(dot);
-  const float s = rstd[row], coef = s * s * s * dot / float(c);
-  for (int64_t j = V * lane; j < c; j += 32 * V) {
-    float xv[V], gv[V], dyv[V], out[V];
-    load_floats(xr + j, xv);
-    load_floats(g + j, gv);
-    load_floats(dyr + j, dyv);
-    load_floats(dx + row * c + j, out);
-    for (int k = 0; k < V; ++k) out[k] += s * gv[k] * dyv[k] - coef * xv[k];
-    store_floats_or_bf16(dx, dx16, row * c + j, out);
+  if (!gain_partial) return;
+  __syncthreads();
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) {
+    float sum = 0.0f;
+    for (int w = 0; w < warps; ++w) sum += warp_gain[int64_t(w) * c + j];
+    gain_partial[int64_t(blockIdx.x) * c + j] = sum;
   }
 }
 
@@ -91,12 +131,20 @@ void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int6
 
 void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx, float* dg,
                       float* scratch, int64_t n, int64_t c, cudaStream_t stream, bf16* dx16) {
-  const unsigned blocks = blocks_for(n, kRowsPerBlock);
+  if (n == 0 || c == 0) return;
   const auto kernel =
       rows_vectorizable(c, x, g, dy, dx, dx16) ? rmsnorm_backward_kernel<kVectorWidth> : rmsnorm_backward_kernel<1>;
-  kernel<<<blocks, 32 * kRowsPerBlock, 0, stream>>>(x, g, rstd, dy, dx, n, c, dx16);
-  PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_backward_kernel");
-  column_sums(GainGradient{x, dy, rstd, c}, n, c, scratch, dg, stream);
+  const unsigned threads = 32 * kRowsPerBlock;
+  if (gain_in_backward_pass(c)) {
+    const size_t shared = size_t(kRowsPerBlock) * c * sizeof(float);
+    kernel<<<kGainBlocks, threads, shared, stream>>>(x, g, rstd, dy, dx, n, c, dx16, scratch);
+    PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_backward_kernel");
+    finish_column_sums(scratch, kGainBlocks, c, dg, stream);
+  } else {
+    kernel<<<blocks_for(n, kRowsPerBlock), threads, 0, stream>>>(x, g, rstd, dy, dx, n, c, dx16, nullptr);
+    PATHBENCH_CUDA_CHECK_LAUNCH("rmsnorm_backward_kernel");
+    column_sums(GainGradient{x, dy, rstd, c}, n, c, scratch, dg, stream);
+  }
 }
 
 }  // namespace pathbench::cuda

@@ -80,12 +80,14 @@ __global__ void path_conv_input_grad_kernel(const float* conv, const float* dz, 
   dy[i] = acc;
 }
 
-// dconv[ch, k] = Σ_rows dz[r, ch] · y[r − 2 + k, ch] (rows whose source lies in the same sequence).
+// dconv[ch, k] = Σ_rows dz[r, ch] · y[r − 2 + k, ch] (rows whose source lies in the same sequence),
+// as column col = k·channels + ch, so that neighbouring columns read neighbouring channels (the sums
+// land in dconv's [channels, kConvWidth] order through column_sums' group).
 struct ConvKernelGradient {
   const float *y, *dz;
   int64_t length, channels;
   __device__ float operator()(int64_t r, int64_t col) const {
-    const int64_t ch = col / kConvWidth, k = col % kConvWidth;
+    const int64_t ch = col % channels, k = col / channels;
     if (r % length - (kConvWidth - 1) + k < 0) return 0.0f;
     return dz[r * channels + ch] * y[(r - (kConvWidth - 1) + k) * channels + ch];
   }
@@ -135,7 +137,7 @@ void path_conv_backward(const float* y, const float* conv, const float* dz, floa
                                                                                          channels);
   PATHBENCH_CUDA_CHECK_LAUNCH("path_conv_input_grad_kernel");
   column_sums(ConvKernelGradient{y, dz, length, channels}, batch * length, channels * kConvWidth, scratch, dconv,
-              stream);
+              stream, channels);
 }
 
 void path_beta_forward(float* pre, const float* bias, float* beta, int64_t batch, int64_t length, int64_t heads,
