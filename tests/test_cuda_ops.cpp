@@ -365,6 +365,28 @@ TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[
       CHECK(relative_error(to_host(y, n * out, s), y_ref) <= tol);
       CHECK(relative_error(to_host(dx_dev, n * in, s), dx_ref) <= tol);
       CHECK(relative_error(back.grads(), dw_ref) <= tol);
+
+      // The forward with a bf16 output (bf16 mode only): the fp32 product rounded once, each value
+      // within one bf16 step of the fp32 output rounded on the host (cuBLAS may take another kernel,
+      // so the fp32 sums may differ in their last bits; 2⁻²⁰ of the largest |y| covers values that
+      // cancel to near zero).
+      auto y16 = poisoned_as<cuda::bf16>(size_t(n * out), s);
+      if (precision != Precision::bf16) {
+        CHECK_THROWS_AS(cuda::linear_forward(ctx, {x_dev.data()}, params.weight(id), y16.data(), n, in, out),
+                        std::logic_error);
+        continue;
+      }
+      cuda::linear_forward(ctx, {x_dev.data()}, params.weight(id), y16.data(), n, in, out);
+      const std::vector<float> got16 = to_host_float(y16, size_t(n * out), s);
+      const std::vector<float> y_rounded = bf16_rounded(to_host(y, n * out, s));
+      float largest = 0.0f;
+      for (float value : y_rounded) largest = std::max(largest, std::abs(value));
+      int64_t apart = 0;
+      for (int64_t i = 0; i < n * out; ++i)
+        apart += !(std::abs(got16[i] - y_rounded[i]) <=
+                   std::ldexp(std::abs(y_rounded[i]), -7) + std::ldexp(largest, -20));
+      CHECK(apart == 0);
+      CHECK(relative_error(got16, y_ref) <= tol);
     }
   }
 }
@@ -442,6 +464,12 @@ TEST_CASE("GPU head split and merge match the CPU layout on the vector path and 
     cuda::merge_heads(heads.data() + lead, merged16.data() + lead, stride, b, t, h, d, s, 3);
     CHECK(merged_as_expected(merged16, rows16, 0, 3 * hd));
     cuda::split_heads(rows0, stride, heads16.data() + lead, b, t, h, d, s, 3);
+    CHECK(after_lead(heads16, 3 * n * hd) == bf16_rounded(heads_ref));
+    // bf16 rows (a product's bf16 output) split into bf16 heads: the same values
+    auto rows16_d = to_device_as<cuda::bf16>(rows16, s);
+    heads16 = poisoned_as<cuda::bf16>(size_t(lead + 3 * n * hd), s);
+    CHECK(cuda::heads_permute_vectorizable(rows16_d.data() + lead, heads16.data() + lead, stride, d) == c.vector);
+    cuda::split_heads(rows16_d.data() + lead, stride, heads16.data() + lead, b, t, h, d, s, 3);
     CHECK(after_lead(heads16, 3 * n * hd) == bf16_rounded(heads_ref));
     merged16 = poisoned_as<cuda::bf16>(size_t(size), s);
     cuda::merge_heads(heads16.data() + lead, merged16.data() + lead, stride, b, t, h, d, s, 3);

@@ -2,6 +2,9 @@
 // swap places and each keeps its own transpose flag.
 #include "core/cuda/blas.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "core/cuda/gemm_shape.h"
 
 namespace pathbench::cuda {
@@ -24,15 +27,29 @@ Types types_for(Precision p) {
 
 cublasOperation_t op(bool trans) { return trans ? CUBLAS_OP_T : CUBLAS_OP_N; }
 
+// The product with C of type c_type (CUDA_R_32F or CUDA_R_16BF).
+void gemm_into(const Context& ctx, const char* what, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+               float alpha, const void* a, int64_t lda, const void* b, int64_t ldb, float beta, void* c,
+               cudaDataType_t c_type, int64_t ldc) {
+  check_gemm_shape(GemmShape{trans_a, trans_b, m, n, k, lda, ldb, ldc}, what);
+  const Types t = types_for(ctx.precision());
+  PATHBENCH_CUBLAS_CHECK(cublasGemmEx(ctx.blas(), op(trans_b), op(trans_a), int(n), int(m), int(k), &alpha, b,
+                                      t.operand, int(ldb), a, t.operand, int(lda), &beta, c, c_type, int(ldc),
+                                      t.compute, CUBLAS_GEMM_DEFAULT));
+}
+
 }  // namespace
 
 void gemm(const Context& ctx, const char* what, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
           float alpha, const void* a, int64_t lda, const void* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  check_gemm_shape(GemmShape{trans_a, trans_b, m, n, k, lda, ldb, ldc}, what);
-  const Types t = types_for(ctx.precision());
-  PATHBENCH_CUBLAS_CHECK(cublasGemmEx(ctx.blas(), op(trans_b), op(trans_a), int(n), int(m), int(k), &alpha, b,
-                                      t.operand, int(ldb), a, t.operand, int(lda), &beta, c, CUDA_R_32F, int(ldc),
-                                      t.compute, CUBLAS_GEMM_DEFAULT));
+  gemm_into(ctx, what, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, CUDA_R_32F, ldc);
+}
+
+void gemm(const Context& ctx, const char* what, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+          float alpha, const void* a, int64_t lda, const void* b, int64_t ldb, float beta, bf16* c, int64_t ldc) {
+  if (ctx.precision() != Precision::bf16)
+    throw std::logic_error(std::string(what) + ": a bf16 product output outside bf16 mode");
+  gemm_into(ctx, what, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, CUDA_R_16BF, ldc);
 }
 
 }  // namespace pathbench::cuda

@@ -58,6 +58,7 @@ class AttentionLayer : public AttentionBlock {
     x_ = x;
     const int64_t n = batch * length, c = dims_.width, h = dims_.heads, d = dims_.head_dim, hd = h * d;
     cudaStream_t s = ctx_.stream();
+    // In bf16 mode the product writes q, k, v in bf16: the head split, their only reader, needs no fp32 copy.
     linear_forward(ctx_, x, params_.weight(wq_), qkv_.data(), n, c, 3 * hd);
     split_heads(qkv_.data(), 3 * hd, heads_.data(), batch, length, h, d, s, 3);
     encoding_->forward(params_, inputs(), o_.data());
@@ -99,7 +100,7 @@ class AttentionLayer : public AttentionBlock {
   CudaParameters::Id wq_, wo_;  // wq heads the [3·H·D, C] block wq | wk | wv; wo: [C, H·D]
   std::unique_ptr<PositionEncoding<S>> encoding_;
   MatrixInput x_;                                                      // [B, T, C]
-  DeviceBuffer<float> qkv_{"attention projections"};                   // [B, T, 3·H·D]
+  DeviceBuffer<S> qkv_{"attention projections"};                       // [B, T, 3·H·D]: q | k | v of each row
   DeviceBuffer<S> heads_{"queries, keys, values"};                     // [3, B, H, T, D]: q | k | v
   DeviceBuffer<S> o_{"attention output"};                              // [B, H, T, D]
   DeviceBuffer<S> flat_{"attention output rows"};                      // [B, T, H·D]

@@ -77,10 +77,10 @@ void permute_heads(const In* src, Out* dst, int64_t stride, int64_t b, int64_t t
 
 }  // namespace
 
-template <typename Out>
-void split_heads(const float* src, int64_t src_stride, Out* dst, int64_t b, int64_t t, int64_t h, int64_t d,
+template <typename In, typename Out>
+void split_heads(const In* src, int64_t src_stride, Out* dst, int64_t b, int64_t t, int64_t h, int64_t d,
                  cudaStream_t stream, int parts) {
-  permute_heads<float, Out, true>(src, dst, src_stride, b, t, h, d, parts, stream);
+  permute_heads<In, Out, true>(src, dst, src_stride, b, t, h, d, parts, stream);
 }
 
 template <typename In, typename Out>
@@ -89,8 +89,12 @@ void merge_heads(const In* src, Out* dst, int64_t dst_stride, int64_t b, int64_t
   permute_heads<In, Out, false>(src, dst, dst_stride, b, t, h, d, parts, stream);
 }
 
-template void split_heads<float>(const float*, int64_t, float*, int64_t, int64_t, int64_t, int64_t, cudaStream_t, int);
-template void split_heads<bf16>(const float*, int64_t, bf16*, int64_t, int64_t, int64_t, int64_t, cudaStream_t, int);
+template void split_heads<float, float>(const float*, int64_t, float*, int64_t, int64_t, int64_t, int64_t, cudaStream_t,
+                                        int);
+template void split_heads<float, bf16>(const float*, int64_t, bf16*, int64_t, int64_t, int64_t, int64_t, cudaStream_t,
+                                       int);
+template void split_heads<bf16, bf16>(const bf16*, int64_t, bf16*, int64_t, int64_t, int64_t, int64_t, cudaStream_t,
+                                      int);
 template void merge_heads<float, float>(const float*, float*, int64_t, int64_t, int64_t, int64_t, int64_t, cudaStream_t,
                                         int);
 template void merge_heads<bf16, bf16>(const bf16*, bf16*, int64_t, int64_t, int64_t, int64_t, int64_t, cudaStream_t,

@@ -12,8 +12,8 @@ namespace pathbench::cuda {
 // dst: [B, H, T, D]. (src_stride = H·D for a plain projection, 3·H·D inside a fused q/k/v one.)
 // With parts P > 1, one launch does P of these: part p reads the H·D columns after p·H·D of each
 // row and writes the [B, H, T, D] tensor at dst + p·B·H·T·D (q, k and v of a fused projection).
-template <typename Out>
-void split_heads(const float* src, int64_t src_stride, Out* dst, int64_t b, int64_t t, int64_t h, int64_t d,
+template <typename In, typename Out>
+void split_heads(const In* src, int64_t src_stride, Out* dst, int64_t b, int64_t t, int64_t h, int64_t d,
                  cudaStream_t stream, int parts = 1);
 
 // src: [B, H, T, D] (P of them back to back); dst: rows of dst_stride elements as above.

@@ -38,6 +38,12 @@ void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, float* y, i
        accumulate ? 1.0f : 0.0f, y, out);
 }
 
+void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, bf16* y, int64_t n, int64_t in, int64_t out) {
+  const void* xa = operand(ctx, x, n * in, 0);
+  gemm(ctx, "linear_forward (bf16 output)", false, true, n, out, in, 1.0f, xa, in, weight_operand(ctx, w), in, 0.0f,
+       y, out);
+}
+
 void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, float* dx, int64_t n,
                      int64_t in, int64_t out, bool accumulate_dx) {
   const void* dya = operand(ctx, dy, n * out, 1);

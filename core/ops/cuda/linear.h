@@ -20,6 +20,10 @@ struct MatrixInput {
 // y = x · Wᵀ, overwriting y, or adding to it when accumulate.
 void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, float* y, int64_t n, int64_t in, int64_t out,
                     bool accumulate = false);
+// y = x · Wᵀ rounded to bf16 (bf16 mode only), for outputs that only bf16 consumers read: within one
+// bf16 step of the fp32 product rounded by to_bf16 (cuBLAS may pick a kernel that sums in another
+// order), without writing and reading the fp32 matrix.
+void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, bf16* y, int64_t n, int64_t in, int64_t out);
 
 // dx[N, in] = dy · W (overwritten, or added when accumulate_dx; skipped when dx is null);
 // dW[out, in] += dyᵀ · x.
