@@ -165,30 +165,37 @@ TEST_CASE("A forward-only pass sizes no gradient buffers, refuses backward, and 
 }
 
 TEST_CASE("A GPU prediction is the forward-only loss and the first largest logit of every row", "[cuda]") {
-  for (const std::string& encoding : cuda_encodings()) {
-    INFO(encoding);
-    const ModelConfig config = small_training_config(encoding);
-    cuda::Transformer gpu(config, Precision::fp32);
-    Transformer<float> cpu(config);
-    gpu.init_parameters(5);
-    cpu.init_parameters(5);
-    // A large batch, then a smaller one: the argmax comes back at each batch's own size.
-    for (const TokenBatch& batch : {make_batch(3, 70, 8, 500, true), make_batch(2, 20, 8, 501, true)}) {
-      std::vector<int32_t> argmax;
-      const float loss = gpu.predict(batch, argmax);
-      const std::vector<float> logits = gpu.download_logits();
-      const int64_t rows = batch.batch * batch.length, v = config.vocab_size;
-      CHECK(loss == Approx(cpu.forward_loss(batch)).epsilon(1e-4));
-      CHECK(loss == Approx(gpu.forward_loss(batch, cuda::Pass::forward)).epsilon(1e-6));
-      REQUIRE(argmax.size() == size_t(rows));
-      int64_t wrong = 0;
-      for (int64_t r = 0; r < rows; ++r) {
-        const auto row = logits.begin() + r * v;
-        wrong += argmax[size_t(r)] != int32_t(std::max_element(row, row + v) - row);
+  // One layer and three at each precision: a forward-only pass adds every block into one residual in
+  // place, a training pass keeps each; the same operations in the same order, so the same bits.
+  for (const std::string& encoding : cuda_encodings())
+    for (auto [layers, precision] : {std::pair{1, Precision::fp32}, {3, Precision::fp32}, {3, Precision::tf32},
+                                     {3, Precision::bf16}}) {
+      INFO(encoding << ", " << layers << " layers, " << precision_name(precision));
+      ModelConfig config = small_training_config(encoding);
+      config.n_layers = layers;
+      cuda::Transformer gpu(config, precision);
+      Transformer<float> cpu(config);
+      gpu.init_parameters(5);
+      cpu.init_parameters(5);
+      // A large batch, then a smaller one: the argmax comes back at each batch's own size.
+      for (const TokenBatch& batch : {make_batch(3, 70, 8, 500, true), make_batch(2, 20, 8, 501, true)}) {
+        std::vector<int32_t> argmax;
+        const float loss = gpu.predict(batch, argmax);
+        const std::vector<float> logits = gpu.download_logits();
+        const int64_t rows = batch.batch * batch.length, v = config.vocab_size;
+        if (precision == Precision::fp32) CHECK(loss == Approx(cpu.forward_loss(batch)).epsilon(1e-4));
+        CHECK(loss == gpu.forward_loss(batch, cuda::Pass::forward));
+        CHECK(loss == gpu.forward_loss(batch, cuda::Pass::training));
+        CHECK(gpu.download_logits() == logits);
+        REQUIRE(argmax.size() == size_t(rows));
+        int64_t wrong = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          const auto row = logits.begin() + r * v;
+          wrong += argmax[size_t(r)] != int32_t(std::max_element(row, row + v) - row);
+        }
+        CHECK(wrong == 0);
       }
-      CHECK(wrong == 0);
     }
-  }
 }
 
 }  // namespace

@@ -60,7 +60,10 @@ void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   moved |= staged_weights_.reserve(size_t(n));
   moved |= batch_ints_.reserve(ints);
   moved |= batch_weights_.reserve(size_t(n));
-  for (auto& r : residual_) moved |= r.reserve(size_t(n * c));
+  // A forward-only pass adds every block's output into residual_[0] in place (nothing reads a
+  // block's input again); training keeps each residual for the backward.
+  for (size_t i = 0; i < residual_.size(); ++i)
+    if (training || i == 0) moved |= residual_[i].reserve(size_t(n * c));
   // The bf16 copies of the normed activations exist in bf16 mode only (null otherwise, so the norms
   // skip them and the products take the fp32 values). In bf16 mode the norms before the MLP and the
   // output head write their bf16 copy alone: only products read those, and they read bf16 there.
@@ -69,7 +72,8 @@ void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   if (bf16_mode) moved |= xn_out16_.reserve(size_t(n * c));
   if (bf16_mode && training) moved |= d_x16_.reserve(size_t(n * c));
   for (Block& b : blocks_) {
-    for (auto* buf : {&b.xn1, &b.x_mid}) moved |= buf->reserve(size_t(n * c));
+    moved |= b.xn1.reserve(size_t(n * c));
+    if (training) moved |= b.x_mid.reserve(size_t(n * c));
     if (!bf16_mode) moved |= b.xn2.reserve(size_t(n * c));
     if (bf16_mode)
       for (auto* buf : {&b.xn1_16, &b.xn2_16}) moved |= buf->reserve(size_t(n * c));
@@ -117,19 +121,23 @@ void Transformer::enqueue_forward() {
   const float eps = float(cfg.norm_eps);
   cudaStream_t s = ctx_.stream();
   CudaParameters& p = device_params_;
-  embedding_forward(batch_ints_.data(), p.value(embedding_), residual_[0].data(), n, c, s);
+  // Each norm also writes the bf16 operand of the products that follow. In training it also starts the
+  // next residual (x_mid = x_in, then x_out = x_mid), which the block adds its output to; a
+  // forward-only pass keeps one residual, residual_[0], and adds each output into it in place.
+  const bool in_place = pass_ != Pass::training;
+  const auto residual = [&](size_t i) { return residual_[in_place ? 0 : i].data(); };
+  embedding_forward(batch_ints_.data(), p.value(embedding_), residual(0), n, c, s);
   for (size_t l = 0; l < blocks_.size(); ++l) {
     Block& b = blocks_[l];
-    // Each norm also starts the next residual (x_mid = x_in, then x_out = x_mid) and writes the bf16
-    // operand of the products that follow; the block adds its output to that residual.
-    rmsnorm_forward(residual_[l].data(), p.value(b.norm1), b.xn1.data(), b.rstd1.data(), n, c, eps, s,
-                    b.x_mid.data(), b.xn1_16.data());
-    b.attn->forward({b.xn1.data(), b.xn1_16.data()}, b.x_mid.data(), batch_, length_);
-    rmsnorm_forward(b.x_mid.data(), p.value(b.norm2), b.xn2.data(), b.rstd2.data(), n, c, eps, s,
-                    residual_[l + 1].data(), b.xn2_16.data());
-    b.mlp->forward({b.xn2.data(), b.xn2_16.data()}, residual_[l + 1].data(), n);
+    float* x_mid = in_place ? residual(0) : b.x_mid.data();
+    rmsnorm_forward(residual(l), p.value(b.norm1), b.xn1.data(), b.rstd1.data(), n, c, eps, s,
+                    in_place ? nullptr : x_mid, b.xn1_16.data());
+    b.attn->forward({b.xn1.data(), b.xn1_16.data()}, x_mid, batch_, length_);
+    rmsnorm_forward(x_mid, p.value(b.norm2), b.xn2.data(), b.rstd2.data(), n, c, eps, s,
+                    in_place ? nullptr : residual(l + 1), b.xn2_16.data());
+    b.mlp->forward({b.xn2.data(), b.xn2_16.data()}, residual(l + 1), n);
   }
-  rmsnorm_forward(residual_.back().data(), p.value(final_norm_), xn_out_.data(), rstd_out_.data(), n, c, eps, s,
+  rmsnorm_forward(residual(blocks_.size()), p.value(final_norm_), xn_out_.data(), rstd_out_.data(), n, c, eps, s,
                   nullptr, xn_out16_.data());
   linear_forward(ctx_, {xn_out_.data(), xn_out16_.data()}, p.weight(head_), logits_.data(), n, c, v);
 }

@@ -71,7 +71,7 @@ class Transformer {
     CudaParameters::Id norm1, norm2;
     std::unique_ptr<AttentionBlock> attn;
     std::unique_ptr<MlpLayer> mlp;
-    DeviceBuffer<float> xn1{"normed residual"}, x_mid{"residual"};  // [N, C]
+    DeviceBuffer<float> xn1{"normed residual"}, x_mid{"residual"};  // [N, C]; x_mid for training only
     DeviceBuffer<float> xn2{"normed residual"};  // [N, C], fp32 and tf32 modes only
     DeviceBuffer<bf16> xn1_16{"normed residual"}, xn2_16{"normed residual"};  // [N, C], bf16 mode only
     DeviceBuffer<float> rstd1{"norm statistics"}, rstd2{"norm statistics"};                // [N]
@@ -95,7 +95,8 @@ class Transformer {
   PinnedBuffer<float> staged_weights_{"the staged batch"};   // [N]
   DeviceBuffer<int32_t> batch_ints_{"the batch"};            // as staged
   DeviceBuffer<float> batch_weights_{"the batch"};           // [N]
-  std::vector<DeviceBuffer<float>> residual_;                // L + 1 × [N, C]: input of block l, final output
+  std::vector<DeviceBuffer<float>> residual_;                // L + 1 × [N, C]: block l's input, the output
+                                                             // (a forward-only pass: [0] alone, in place)
   DeviceBuffer<float> xn_out_{"normed output"};              // [N, C], fp32 and tf32 modes only
   DeviceBuffer<float> rstd_out_{"norm statistics"};          // [N]
   DeviceBuffer<bf16> xn_out16_{"normed output"};             // [N, C], bf16 mode only
