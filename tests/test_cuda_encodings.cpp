@@ -140,7 +140,8 @@ TEST_CASE("GPU encodings match their CPU implementations (output, input and para
   dims.width = 48;
   uint64_t seed = 500;
   for (const std::string& name : cuda_encodings())
-    for (auto [length, heads, head_dim] : {std::tuple{45, 2, 32}, std::tuple{130, 3, 16}, std::tuple{64, 1, 64}}) {
+    for (auto [length, heads, head_dim] :
+         {std::tuple{45, 2, 32}, std::tuple{130, 3, 16}, std::tuple{64, 1, 64}, std::tuple{33, 1, 128}}) {
       dims.length = length;
       dims.heads = heads;
       dims.head_dim = head_dim;

@@ -1,7 +1,11 @@
 // PaTH's w/β stages on the GPU (projection_kernels.h): one warp per (token, head) for the
-// convolution, SiLU and normalization; elementwise kernels for β; fixed-order column sums for the
-// convolution kernel's and β bias's gradients.
+// convolution, SiLU and normalization (each lane's channels held in registers across its two
+// passes); elementwise kernels for β; fixed-order column sums for the convolution kernel's and β
+// bias's gradients.
 #include <cuda_bf16.h>
+
+#include <stdexcept>
+#include <string>
 
 #include "core/attention/path/cuda/projection_kernels.h"
 #include "core/cuda/reduce.cuh"
@@ -19,36 +23,41 @@ constexpr int kWarpsPerBlock = 8;
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
+// Channels per lane of the w kernels: lane l holds the head's channels l, l + 32, … (E = ⌈D/32⌉ of
+// them, at most kMaxChannelsPerLane: D ≤ 128) in registers between the warp's reduction and its
+// second pass, so nothing is read or computed twice.
+constexpr int kMaxChannelsPerLane = 4;
+
 // Warp (row r = b·T + t, head h).
-template <typename S>
+template <int E, typename S>
 __global__ void path_w_forward_kernel(const float* y, const float* conv, float* z, float* norm, S* w, int64_t batch,
                                       int64_t length, int64_t heads, int64_t head_dim) {
   const int64_t item = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
   const int lane = threadIdx.x & 31;
   if (item >= batch * length * heads) return;
   const int64_t r = item / heads, h = item % heads, b = r / length, t = r % length, hd = heads * head_dim;
+  float a[E];  // silu(z) of the lane's channels
   float ss = 0.0f;
-  for (int64_t e = lane; e < head_dim; e += 32) {
+  for (int i = 0; i < E; ++i) {
+    const int64_t e = lane + 32 * i;
+    if (e >= head_dim) break;
     const int64_t ch = h * head_dim + e;
     float acc = 0.0f;
     for (int k = 0; k < kConvWidth; ++k)
       if (t - (kConvWidth - 1) + k >= 0) acc += conv[ch * kConvWidth + k] * y[(r - (kConvWidth - 1) + k) * hd + ch];
     z[r * hd + ch] = acc;
-    const float a = acc * sigmoid(acc);
-    ss += a * a;
+    a[i] = acc * sigmoid(acc);
+    ss += a[i] * a[i];
   }
   const float nrm = sqrtf(warp_sum(ss));
   if (lane == 0) norm[item] = nrm;
   const float inv = 1.0f / fmaxf(nrm, kNormEps);
   S* wr = w + ((b * heads + h) * length + t) * head_dim;
-  for (int64_t e = lane; e < head_dim; e += 32) {
-    const float zz = z[r * hd + h * head_dim + e];
-    store_float(wr + e, zz * sigmoid(zz) * inv);
-  }
+  for (int i = 0; i < E && lane + 32 * i < head_dim; ++i) store_float(wr + lane + 32 * i, a[i] * inv);
 }
 
 // w = a/‖a‖: da = (dw − w (w·dw)) / ‖a‖; dz = da · silu'(z).
-template <typename S>
+template <int E, typename S>
 __global__ void path_w_backward_kernel(const float* z, const float* norm, const S* dw, float* dz, int64_t batch,
                                        int64_t length, int64_t heads, int64_t head_dim) {
   const int64_t item = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
@@ -58,14 +67,35 @@ __global__ void path_w_backward_kernel(const float* z, const float* norm, const 
   const float nrm = norm[item], inv = 1.0f / fmaxf(nrm, kNormEps);
   const S* g = dw + ((b * heads + h) * length + t) * head_dim;
   const float* zr = z + r * hd + h * head_dim;
+  float zv[E], sv[E], gv[E];  // the lane's channels: z, sigmoid(z), dw
   float proj = 0.0f;
-  for (int64_t e = lane; e < head_dim; e += 32) proj += zr[e] * sigmoid(zr[e]) * inv * load_float(g + e);
-  proj = warp_sum(proj);
-  for (int64_t e = lane; e < head_dim; e += 32) {
-    const float s = sigmoid(zr[e]), we = zr[e] * s * inv, ge = load_float(g + e);
-    const float da = nrm > kNormEps ? (ge - proj * we) / nrm : ge / kNormEps;
-    dz[r * hd + h * head_dim + e] = da * s * (1.0f + zr[e] * (1.0f - s));
+  for (int i = 0; i < E; ++i) {
+    const int64_t e = lane + 32 * i;
+    if (e >= head_dim) break;
+    zv[i] = zr[e];
+    sv[i] = sigmoid(zv[i]);
+    gv[i] = load_float(g + e);
+    proj += zv[i] * sv[i] * inv * gv[i];
   }
+  proj = warp_sum(proj);
+  for (int i = 0; i < E && lane + 32 * i < head_dim; ++i) {
+    const float we = zv[i] * sv[i] * inv;
+    const float da = nrm > kNormEps ? (gv[i] - proj * we) / nrm : gv[i] / kNormEps;
+    dz[r * hd + h * head_dim + lane + 32 * i] = da * sv[i] * (1.0f + zv[i] * (1.0f - sv[i]));
+  }
+}
+
+// Calls launch.template operator()<E>() with the channels per lane that head_dim needs.
+template <class Launch>
+void with_channels_per_lane(int64_t head_dim, const Launch& launch) {
+  if (head_dim > 32 * kMaxChannelsPerLane)
+    throw std::logic_error("PaTH w kernels: head dim " + std::to_string(head_dim) + " over 128");
+  if (head_dim <= 32)
+    launch.template operator()<1>();
+  else if (head_dim <= 64)
+    launch.template operator()<2>();
+  else
+    launch.template operator()<4>();
 }
 
 // dy[t, ch] = Σ_k conv[ch, k] · dz[t + 2 − k, ch] over the positions inside the sequence.
@@ -118,16 +148,22 @@ __global__ void path_beta_backward_kernel(const float* pre, const float* dbeta, 
 template <typename S>
 void path_w_forward(const float* y, const float* conv, float* z, float* norm, S* w, int64_t batch, int64_t length,
                     int64_t heads, int64_t head_dim, cudaStream_t stream) {
-  path_w_forward_kernel<S><<<blocks_for(batch * length * heads, kWarpsPerBlock), 32 * kWarpsPerBlock, 0, stream>>>(
-      y, conv, z, norm, w, batch, length, heads, head_dim);
+  const unsigned blocks = blocks_for(batch * length * heads, kWarpsPerBlock);
+  with_channels_per_lane(head_dim, [&]<int E>() {
+    path_w_forward_kernel<E, S><<<blocks, 32 * kWarpsPerBlock, 0, stream>>>(y, conv, z, norm, w, batch, length, heads,
+                                                                           head_dim);
+  });
   PATHBENCH_CUDA_CHECK_LAUNCH("path_w_forward_kernel");
 }
 
 template <typename S>
 void path_w_backward(const float* z, const float* norm, const S* dw, float* dz, int64_t batch, int64_t length,
                      int64_t heads, int64_t head_dim, cudaStream_t stream) {
-  path_w_backward_kernel<S><<<blocks_for(batch * length * heads, kWarpsPerBlock), 32 * kWarpsPerBlock, 0, stream>>>(
-      z, norm, dw, dz, batch, length, heads, head_dim);
+  const unsigned blocks = blocks_for(batch * length * heads, kWarpsPerBlock);
+  with_channels_per_lane(head_dim, [&]<int E>() {
+    path_w_backward_kernel<E, S><<<blocks, 32 * kWarpsPerBlock, 0, stream>>>(z, norm, dw, dz, batch, length, heads,
+                                                                            head_dim);
+  });
   PATHBENCH_CUDA_CHECK_LAUNCH("path_w_backward_kernel");
 }
 
