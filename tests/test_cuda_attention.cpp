@@ -533,6 +533,22 @@ TEST_CASE("CUDA PaTH and PaTH-FoX give the same result on every pass at the MQRA
 }
 
 // Host code only: runs wherever the CUDA code is built, GPU or not.
+TEST_CASE("PaTH's CUDA forward alone lays out less workspace than a forward kept for its backward", "[path]") {
+  for (int64_t d : {16, 64, 128}) {
+    INFO("D " << d);
+    cuda::PathAttentionCudaArgs<bf16> a;
+    a.batch_heads = 4, a.length = 1000, a.head_dim = d, a.span_chunks = 4;  // 16 chunks, prefixes in 3 spans
+    const size_t kept = cuda::path_attention_forward_workspace_bytes(a);
+    a.for_backward = false;
+    const size_t alone = cuda::path_attention_forward_workspace_bytes(a);
+    // Five [BH, chunks, 64, 64] S arrays, the fp32 Gram matrix and the [BH, chunks, D, D] prefixes
+    // (256-byte alignment aside).
+    const size_t chunk_blocks = size_t(4 * 16 * 64 * 64), prefixes = size_t(4 * 16 * d * d);
+    CHECK(kept - alone >= (5 * sizeof(bf16) + sizeof(float)) * chunk_blocks + sizeof(bf16) * prefixes);
+    CHECK(kept - alone < (5 * sizeof(bf16) + sizeof(float)) * chunk_blocks + sizeof(bf16) * prefixes + 7 * 256);
+  }
+}
+
 TEST_CASE("PaTH's CUDA workspace sizes refuse a zero-length call with an error", "[path]") {
   cuda::PathAttentionCudaArgs<float> a;
   a.batch_heads = 2;
@@ -562,6 +578,37 @@ TEST_CASE("CUDA PaTH backward with spans of several chunks", "[cuda]") {
   check_path<bf16>({1, 777, 128}, true, seed++, 3);
   check_path<float>({3, 300, 16}, true, seed++, 2);
   check_path<bf16>({2, 450, 32}, false, seed++, 2);
+}
+
+// A forward alone (evaluation) leaves out what only the backward reads; what it writes is what the
+// forward kept for its backward writes, by the same operations: o and the log-sum-exp bit-identical.
+template <typename S>
+void check_path_forward_alone(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate << " span "
+                           << span_chunks);
+  PathCase<S> c(sh, with_gate, seed, span_chunks, PathRegime{});
+  c.run();
+  cuda::PathAttentionCudaArgs<S> alone = c.a;
+  alone.for_backward = false;
+  DeviceWorkspace fws(cuda::path_attention_forward_workspace_bytes(alone));
+  DeviceArray<S> o(c.n);
+  DeviceArray<float> lse(c.rows);
+  cuda::path_attention_forward(alone, o.get(), lse.get(), fws.get(), nullptr);
+  CHECK(o.download() == c.o.download());
+  CHECK(lse.download() == c.lse.download());
+  CHECK_THROWS_WITH(cuda::path_attention_backward(alone, o.get(), lse.get(), fws.get(), c.ddo.get(), c.dq.get(),
+                                                  c.dk.get(), c.dv.get(), c.dw.get(), c.db.get(),
+                                                  with_gate ? c.dg.get() : nullptr, c.bws.get(), nullptr),
+                    Catch::Contains("its forward ran alone"));
+}
+
+TEST_CASE("CUDA PaTH forward alone gives the forward's outputs bit for bit and refuses a backward", "[cuda]") {
+  uint64_t seed = 470;
+  for (const Shape& sh : std::vector<Shape>{{2, 37, 16}, {2, 600, 32}, {3, 257, 64}, {1, 777, 128}})
+    for (bool gate : {false, true}) {
+      check_path_forward_alone<float>(sh, gate, seed++, 2);  // spans of 2 chunks: prefixes where T > 128
+      check_path_forward_alone<bf16>(sh, gate, seed++, 0);
+    }
 }
 
 // One small ragged case per kernel and precision; the sanitizer runs (memcheck, racecheck) use this.

@@ -15,6 +15,9 @@
 #include "core/attention/path/cuda/path_workspace.cuh"
 #include "core/error.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace pathbench::cuda {
 
 namespace {
@@ -483,6 +486,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
                              Workspace ws, cudaStream_t stream) {
   const char* fn = "path_attention_backward (cuda)";
   check_path_args(a, fn);
+  if (!a.for_backward) throw std::logic_error(std::string(fn) + ": its forward ran alone (for_backward false)");
   PathWorkspace<S> w(a);
   // Carving reads nothing, so the layouts are checked against the workspaces after they are laid out.
   check_workspace(forward_ws, w.carve_forward(forward_ws.data, a), std::string(fn) + " (the forward's workspace)");

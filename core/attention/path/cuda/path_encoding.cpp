@@ -28,12 +28,13 @@ class PathProjection {
         rank_(setup.options.at("rank").get<int64_t>()),
         beta_clip_eps_(setup.options.at("beta_clip_eps").get<double>()) {}
 
+  // A forward alone (Pass::forward) keeps nothing for a backward: no z or norms.
   bool reserve(const AttentionDims& d, Pass pass) {
+    pass_ = pass;
     const size_t n = size_t(d.batch * d.length), hd = size_t(d.heads * d.head_dim), h = size_t(d.heads);
-    bool moved = low_.reserve(n * rank_);
-    for (auto* buf : {&y_, &z_}) moved |= buf->reserve(n * hd);
-    for (auto* buf : {&norm_, &beta_pre_}) moved |= buf->reserve(n * h);
+    bool moved = low_.reserve(n * rank_) | y_.reserve(n * hd) | beta_pre_.reserve(n * h);
     if (pass == Pass::forward) return moved;
+    moved |= z_.reserve(n * hd) | norm_.reserve(n * h);
     moved |= dlow_.reserve(n * rank_) | dz_.reserve(n * hd) | dy_.reserve(n * hd) | dpre_.reserve(n * h);
     return moved | scratch_.reserve(size_t(kColumnScratchPerColumn) * std::max(kConvWidth * hd, h));
   }
@@ -44,7 +45,9 @@ class PathProjection {
     cudaStream_t s = ctx_.stream();
     linear_forward(ctx_, x, params.weight(down_), low_.data(), n, d.width, rank_);
     linear_forward(ctx_, {low_.data()}, params.weight(up_), y_.data(), n, rank_, hd);
-    path_w_forward(y_.data(), params.value(conv_), z_.data(), norm_.data(), w, d.batch, d.length, d.heads, d.head_dim, s);
+    const bool for_backward = pass_ == Pass::training;
+    path_w_forward(y_.data(), params.value(conv_), for_backward ? z_.data() : nullptr,
+                   for_backward ? norm_.data() : nullptr, w, d.batch, d.length, d.heads, d.head_dim, s);
     linear_forward(ctx_, x, params.weight(beta_weight_), beta_pre_.data(), n, d.width, d.heads);
     path_beta_forward(beta_pre_.data(), params.value(beta_bias_), beta, d.batch, d.length, d.heads, beta_clip_eps_, s);
   }
@@ -70,6 +73,7 @@ class PathProjection {
   CudaParameters::Id down_, up_, conv_, beta_weight_, beta_bias_;  // [R, C], [H·D, R], [H·D, 3], [H, C], [H]
   int64_t rank_;
   double beta_clip_eps_;
+  Pass pass_ = Pass::training;  // of the last reserve: the pass that forward serves
   DeviceBuffer<float> low_{"PaTH projections"}, dlow_{"PaTH gradients"};                     // [N, R]
   DeviceBuffer<float> y_{"PaTH projections"}, z_{"PaTH projections"};                        // [N, H·D]
   DeviceBuffer<float> dz_{"PaTH gradients"}, dy_{"PaTH gradients"};                          // [N, H·D]
@@ -86,6 +90,7 @@ class PathEncoding : public PositionEncoding<S> {
 
   bool reserve(const AttentionDims& d, Pass pass) override {
     dims_ = d;
+    pass_ = pass;
     const size_t nt = size_t(d.batch * d.heads * d.length);
     bool moved = projection_.reserve(d, pass) | lse_.reserve(nt) | beta_.reserve(nt) | w_.reserve(nt * d.head_dim);
     const PathAttentionCudaArgs<S> a = args(nullptr, nullptr, nullptr);
@@ -132,11 +137,13 @@ class PathEncoding : public PositionEncoding<S> {
     a.beta = beta_.data();
     a.cum_log_gate = cum_;
     a.gate_scale = gate_ ? gate_->gate_scale() : 1.0f;
+    a.for_backward = pass_ == Pass::training;
     return a;
   }
 
   const Context& ctx_;
   AttentionDims dims_;
+  Pass pass_ = Pass::training;  // of the last reserve: a forward alone keeps nothing for a backward
   PathProjection projection_;
   std::unique_ptr<ForgetGate> gate_;  // null for plain PaTH
   const float* cum_ = nullptr;        // [B, H, T] the gate's output of the last forward

@@ -11,6 +11,9 @@ namespace {
 using namespace tiles;
 
 // ---- prep: one block per chunk ---------------------------------------------------------------------
+// Its outputs that only the backward reads (the Gram matrix, X, strict_lower(W Kᵀ), M, tril(Q Wᵀ))
+// are stored only when the workspace is kept for a backward (ws.for_backward); the forward reads
+// the moved queries and keys, Y, Xᵀ W and the chunk's own logits.
 
 // Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
 // two blocks fit per multiprocessor at D = 128): Y takes the Gram matrix's space where it fits, and
@@ -71,7 +74,7 @@ __global__ void __launch_bounds__(kThreads)
     zero(g);
     mma_ss<BLayout::NK, false, 8, KTD>(g, sm.w + r0 * ld, ld, sm.w, ld);
     store_acc(g, sm.g + r0 * ldf, ldf);
-    store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
+    if (ws.for_backward) store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
   }
   __syncthreads();
   // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
@@ -107,10 +110,11 @@ __global__ void __launch_bounds__(kThreads)
       sm.mm[(i / kChunk) * ldc + i % kChunk] = from_float<S>(x - to_float(hi));
     }
   __syncthreads();
-  for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
-    ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
-    if constexpr (!kInPlace<S>) ws.xlo[cc + i] = sm.mm[(i / kChunk) * ldc + i % kChunk];
-  }
+  if (ws.for_backward)
+    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
+      ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
+      if constexpr (!kInPlace<S>) ws.xlo[cc + i] = sm.mm[(i / kChunk) * ldc + i % kChunk];
+    }
 
   {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the key moves
     float y[NTD][4];
@@ -130,13 +134,13 @@ __global__ void __launch_bounds__(kThreads)
     mma_ss<BLayout::NK, false, 8, KTD>(sl, sm.w + r0 * ld, ld, sm.k, ld);
     mask_acc(sl, r0, [](int i, int j) { return j < i; });
     store_acc(sl, sm.sl + r0 * ldc, ldc);
-    store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
+    if (ws.for_backward) store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
   }
   float qw[8][4];  // tril(Q Wᵀ), this warp's rows
   zero(qw);
   mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
   mask_acc(qw, r0, [](int i, int j) { return j <= i; });
-  store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
+  if (ws.for_backward) store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
   __syncthreads();
   {  // M = X strict_lower(W Kᵀ); bf16: M's rows replace the X_lo rows this warp alone has read
     float m[8][4];
@@ -145,7 +149,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, false, 8, 4>(m, sm.mm + r0 * ldc, ldc, sm.sl, ldc);
     __syncwarp();  // every lane's reads of those X_lo rows before any lane writes M over them
     store_acc(m, sm.mm + r0 * ldc, ldc);
-    store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
+    if (ws.for_backward) store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
   }
   {  // Q̂ = Q − tril(Q Wᵀ) Y
     float qh[NTD][4];

@@ -41,11 +41,14 @@ struct PathAttentionCudaArgs {
   const float* cum_log_gate = nullptr; // [BH, T] or null (PaTH without FoX)
   float gate_scale = 1;                // g
   int64_t span_chunks = 0;             // chunks per span (0: ⌈chunks / 8⌉, at least 4 or all chunks)
+  bool for_backward = true;            // false: a forward alone (evaluation), which leaves out what
+                                       //   only the backward reads; its backward is refused
 };
 
 // Bytes of the forward's workspace. The forward leaves there what the backward reads instead of
 // recomputing it (the prep outputs, the span transforms and prefixes, K̄): keep it untouched from a
-// forward to its backward.
+// forward to its backward. A forward alone (for_backward false) lays out and writes only what the
+// forward itself reads: about half the prep kernel's stores, and no prefixes.
 template <typename S>
 size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a);
 

@@ -3,7 +3,8 @@
 // P_first: a query at the span's end crosses it as U F_j, and chunk m's queries Q̂_m reach the span's
 // start as Q̂_m R_m. Queries of later spans are materialized at the end of every earlier span
 // (Q⁽ʲ⁾), keys at the end of their own span (K̄), so cross-span logits are Q⁽ʲ⁾ K̄ᵀ. Kernels:
-//   span transforms:  F_j and the prefixes R_m, one block per span after the first;
+//   span transforms:  F_j and the prefixes R_m (R_m for the backward only), one block per span after
+//                     the first;
 //   key movers:       K̄ (in-span chunk moves), per chunk;
 //   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (backward);
 //   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per query chunk; the
@@ -116,7 +117,7 @@ __global__ void __launch_bounds__(kThreads) path_span_transforms_kernel(PathAtte
     load_tile_async<S, kChunk, D>(sm.w, a.w + (sp.base + m0) * D, D, T - m0);
     load_tile_async<S, kChunk, D>(sm.y, ws.y + (sp.pbase + m0) * D, D, kChunk);
     cp_async_commit();
-    store_square<S, D>(ws.prefix + (sp.bh * ws.chunks + m) * D * D, sm.r.m, sm.r.ldf);
+    if (ws.for_backward) store_square<S, D>(ws.prefix + (sp.bh * ws.chunks + m) * D * D, sm.r.m, sm.r.ldf);
     cp_async_wait<0>();
     __syncthreads();
     {  // Y_m R, rows r0 …

@@ -19,22 +19,24 @@ struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
   int64_t span_chunks = 1, spans = 1;  // chunks per span s, spans ⌈chunks / s⌉
   int state_blocks = 0;            // resident blocks of the in-span key scan, each with its own key states
+  bool for_backward = true;        // false: the buffers marked (backward) below are null and not written
   // The forward's workspace, kept for the backward. Prep outputs:
   S* qh = nullptr;        // [BH, Tp, D] queries moved to their chunk's start
   S* kh = nullptr;        // [BH, Tp, D] keys moved to their chunk's end
   S* y = nullptr;         // [BH, Tp, D] X W
   S* yp = nullptr;        // [BH, Tp, D] Xᵀ W
   float* sd = nullptr;    // [BH, chunks, 64, 64] the chunk's own logits (unscaled, no bias)
-  S* xs = nullptr;        // [BH, chunks, 64, 64] X (bf16: X_hi = bf16(X))
+  S* xs = nullptr;        // [BH, chunks, 64, 64] X (bf16: X_hi = bf16(X)) (backward)
   S* xlo = nullptr;       // [BH, chunks, 64, 64] bf16 only: X_lo = bf16(X − X_hi), so that X_hi + X_lo
-                          //   carries X's products to fp32-like accuracy (path_forward.cu, prep)
-  S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ)
-  S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ)
-  S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ)
-  float* gram = nullptr;  // [BH, chunks, 64, 64] W Wᵀ
+                          //   carries X's products to fp32-like accuracy (path_forward.cu, prep) (backward)
+  S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ) (backward)
+  S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ) (backward)
+  S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ) (backward)
+  float* gram = nullptr;  // [BH, chunks, 64, 64] W Wᵀ (backward)
   // spans:
   S* fspan = nullptr;     // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
   S* prefix = nullptr;    // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
+                          //   (backward)
   S* kbar = nullptr;      // [BH, Tp, D] K̄: keys moved to their span's end
   // The backward's own workspace:
   float* delta = nullptr;    // [BH, T] rowsum(dO ∘ O)
@@ -70,23 +72,26 @@ struct PathWorkspace {
         span_chunks(span_chunks_for(a, chunks)),
         spans((chunks + span_chunks - 1) / span_chunks) {}
 
-  // Lays the forward's buffers over `base` and returns their bytes (sizes only when base is null).
+  // Lays the forward's buffers over `base` and returns their bytes (sizes only when base is null);
+  // a forward alone (a.for_backward false) leaves the backward's out.
   size_t carve_forward(void* base, const PathAttentionCudaArgs<S>& a) {
     WorkspaceCarver c(base);
     const int64_t bh = a.batch_heads, d = a.head_dim, rows = bh * padded, cc = chunk_blocks(a);
+    for_backward = a.for_backward;
+    auto for_backward_only = [&]<typename T>(T*& p, int64_t count) { p = for_backward ? c.take<T>(count) : nullptr; };
     qh = c.take<S>(rows * d);
     kh = c.take<S>(rows * d);
     y = c.take<S>(rows * d);
     yp = c.take<S>(rows * d);
     sd = c.take<float>(cc);
-    xs = c.take<S>(cc);
-    xlo = c.take<S>(sizeof(S) == sizeof(float) ? 0 : cc);  // fp32 keeps X whole
-    sl = c.take<S>(cc);
-    mm = c.take<S>(cc);
-    qw = c.take<S>(cc);
-    gram = c.take<float>(cc);
+    for_backward_only(xs, cc);
+    for_backward_only(xlo, sizeof(S) == sizeof(float) ? 0 : cc);  // fp32 keeps X whole
+    for_backward_only(sl, cc);
+    for_backward_only(mm, cc);
+    for_backward_only(qw, cc);
+    for_backward_only(gram, cc);
     fspan = c.take<S>(bh * spans * d * d);
-    prefix = c.take<S>(bh * chunks * d * d);
+    for_backward_only(prefix, bh * chunks * d * d);
     kbar = c.take<S>(rows * d);
     return c.bytes();
   }

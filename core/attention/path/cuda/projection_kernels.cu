@@ -45,12 +45,12 @@ __global__ void path_w_forward_kernel(const float* y, const float* conv, float* 
     float acc = 0.0f;
     for (int k = 0; k < kConvWidth; ++k)
       if (t - (kConvWidth - 1) + k >= 0) acc += conv[ch * kConvWidth + k] * y[(r - (kConvWidth - 1) + k) * hd + ch];
-    z[r * hd + ch] = acc;
+    if (z) z[r * hd + ch] = acc;
     a[i] = acc * sigmoid(acc);
     ss += a[i] * a[i];
   }
   const float nrm = sqrtf(warp_sum(ss));
-  if (lane == 0) norm[item] = nrm;
+  if (norm && lane == 0) norm[item] = nrm;
   const float inv = 1.0f / fmaxf(nrm, kNormEps);
   S* wr = w + ((b * heads + h) * length + t) * head_dim;
   for (int i = 0; i < E && lane + 32 * i < head_dim; ++i) store_float(wr + lane + 32 * i, a[i] * inv);

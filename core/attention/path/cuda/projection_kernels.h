@@ -11,7 +11,8 @@
 namespace pathbench::cuda {
 
 // y: [B, T, H·D]; conv: [H·D, 3]. Writes z [B, T, H·D] (the convolution, kept for backward),
-// norm [B, T, H] (‖silu(z)‖ per head) and w [B, H, T, D] = silu(z) / max(norm, 1e-12) in storage S.
+// norm [B, T, H] (‖silu(z)‖ per head) and w [B, H, T, D] = silu(z) / max(norm, 1e-12) in storage S;
+// z and norm may be null (a forward that no backward follows) and are then not written.
 template <typename S>
 void path_w_forward(const float* y, const float* conv, float* z, float* norm, S* w, int64_t batch, int64_t length,
                     int64_t heads, int64_t head_dim, cudaStream_t stream);
