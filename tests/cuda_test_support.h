@@ -60,11 +60,16 @@ inline DeviceBuffer<float> poisoned(size_t n, cudaStream_t s) {
   return d;
 }
 
+// The first n elements of a device array (a buffer, or any device pointer).
+template <typename T>
+inline std::vector<T> to_host(const T* d, size_t n, cudaStream_t s) {
+  std::vector<T> h(n);
+  cuda::copy_to_host(h.data(), d, n, s);
+  return h;
+}
 template <typename T>
 inline std::vector<T> to_host(const DeviceBuffer<T>& d, size_t n, cudaStream_t s) {
-  std::vector<T> h(n);
-  cuda::copy_to_host(h.data(), d.data(), n, s);
-  return h;
+  return to_host(d.data(), n, s);
 }
 
 inline constexpr double kFp32Tolerance = 1e-5;
@@ -104,9 +109,13 @@ DeviceBuffer<S> to_device_as(const std::vector<float>& host, cudaStream_t s) {
 }
 
 template <typename S>
-inline std::vector<float> to_host_float(const DeviceBuffer<S>& d, size_t n, cudaStream_t s) {
+inline std::vector<float> to_host_float(const S* d, size_t n, cudaStream_t s) {
   const std::vector<S> h = to_host(d, n, s);
   return std::vector<float>(h.begin(), h.end());
+}
+template <typename S>
+inline std::vector<float> to_host_float(const DeviceBuffer<S>& d, size_t n, cudaStream_t s) {
+  return to_host_float(d.data(), n, s);
 }
 
 template <typename S>

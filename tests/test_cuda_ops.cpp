@@ -366,27 +366,50 @@ TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[
       CHECK(relative_error(to_host(dx_dev, n * in, s), dx_ref) <= tol);
       CHECK(relative_error(back.grads(), dw_ref) <= tol);
 
-      // The forward with a bf16 output (bf16 mode only): the fp32 product rounded once, each value
-      // within one bf16 step of the fp32 output rounded on the host (cuBLAS may take another kernel,
-      // so the fp32 sums may differ in their last bits; 2⁻²⁰ of the largest |y| covers values that
-      // cancel to near zero).
-      auto y16 = poisoned_as<cuda::bf16>(size_t(n * out), s);
+      // Outputs in a ProductOperand: fp32 outside bf16 mode (the same products, the same bits), bf16 in
+      // it. dx is overwritten and dW added once more by each backward.
+      cuda::ProductOperand y_op("y"), dx_op("dx");
+      y_op.reserve(size_t(n * out), precision);
+      dx_op.reserve(size_t(n * in), precision);
+      cuda::linear_forward(ctx, {x_dev.data()}, params.weight(id), y_op, n, in, out);
+      auto dx_alone = poisoned(n * in, s);
+      cuda::linear_backward(ctx, {x_dev.data()}, params.weight(id), {dy_dev.data()}, dx_alone.data(), n, in, out);
+      cuda::linear_backward(ctx, {x_dev.data()}, params.weight(id), {dy_dev.data()}, dx_op, n, in, out);
+      ParameterSet<float> thrice = layout;
+      params.download(thrice);
+      std::vector<double> dw_thrice = dw_ref;
+      for (double& g : dw_thrice) g *= 3;
+      CHECK(relative_error(thrice.grads(), dw_thrice) <= tol);
+      CHECK((y_op.f32() == nullptr) == (precision == Precision::bf16));
+      CHECK((y_op.b16() == nullptr) == (precision != Precision::bf16));
       if (precision != Precision::bf16) {
+        CHECK(to_host(y_op.f32(), n * out, s) == to_host(y, n * out, s));
+        CHECK(to_host(dx_op.f32(), n * in, s) == to_host(dx_alone, n * in, s));
+        // A bf16 output outside bf16 mode is refused.
+        auto y16 = poisoned_as<cuda::bf16>(size_t(n * out), s);
         CHECK_THROWS_AS(cuda::linear_forward(ctx, {x_dev.data()}, params.weight(id), y16.data(), n, in, out),
                         std::logic_error);
         continue;
       }
+      // bf16 outputs: the fp32 product rounded once, each value within one bf16 step of the fp32
+      // output rounded on the host (cuBLAS may take another kernel, so the fp32 sums may differ in
+      // their last bits; 2⁻²⁰ of the largest value covers values that cancel to near zero).
+      const auto within_one_step = [&](const std::vector<float>& got16, const std::vector<float>& fp32) {
+        const std::vector<float> rounded = bf16_rounded(fp32);
+        float largest = 0.0f;
+        for (float value : rounded) largest = std::max(largest, std::abs(value));
+        int64_t apart = 0;
+        for (size_t i = 0; i < rounded.size(); ++i)
+          apart += !(std::abs(got16[i] - rounded[i]) <= std::ldexp(std::abs(rounded[i]), -7) + std::ldexp(largest, -20));
+        return apart == 0;
+      };
+      auto y16 = poisoned_as<cuda::bf16>(size_t(n * out), s);
       cuda::linear_forward(ctx, {x_dev.data()}, params.weight(id), y16.data(), n, in, out);
       const std::vector<float> got16 = to_host_float(y16, size_t(n * out), s);
-      const std::vector<float> y_rounded = bf16_rounded(to_host(y, n * out, s));
-      float largest = 0.0f;
-      for (float value : y_rounded) largest = std::max(largest, std::abs(value));
-      int64_t apart = 0;
-      for (int64_t i = 0; i < n * out; ++i)
-        apart += !(std::abs(got16[i] - y_rounded[i]) <=
-                   std::ldexp(std::abs(y_rounded[i]), -7) + std::ldexp(largest, -20));
-      CHECK(apart == 0);
+      CHECK(within_one_step(got16, to_host(y, n * out, s)));
       CHECK(relative_error(got16, y_ref) <= tol);
+      CHECK(to_host_float(y_op.b16(), size_t(n * out), s) == got16);
+      CHECK(within_one_step(to_host_float(dx_op.b16(), size_t(n * in), s), to_host(dx_alone, n * in, s)));
     }
   }
 }

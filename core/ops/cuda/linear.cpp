@@ -29,6 +29,18 @@ const void* weight_operand(const Context& ctx, const WeightRef& w) {
   return ctx.precision() == Precision::bf16 ? static_cast<const void*>(w.value_bf16) : w.value;
 }
 
+// dx = dy · W (dx_beta 0: overwritten, 1: added; skipped when dx is null), then dW += dyᵀ · x.
+template <typename DX>
+void backward_products(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, DX* dx, int64_t n, int64_t in,
+                       int64_t out, float dx_beta) {
+  const void* dya = operand(ctx, dy, n * out, 1);
+  if (dx)
+    gemm(ctx, "linear_backward (input gradient)", false, false, n, in, out, 1.0f, dya, out, weight_operand(ctx, w), in,
+         dx_beta, dx, in);
+  const void* xa = operand(ctx, x, n * in, 0);
+  gemm(ctx, "linear_backward (weight gradient)", true, false, out, in, n, 1.0f, dya, out, xa, in, 1.0f, w.grad, in);
+}
+
 }  // namespace
 
 void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, float* y, int64_t n, int64_t in, int64_t out,
@@ -44,14 +56,25 @@ void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, bf16* y, in
        y, out);
 }
 
+void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, ProductOperand& y, int64_t n, int64_t in,
+                    int64_t out) {
+  if (y.b16())
+    linear_forward(ctx, x, w, y.b16(), n, in, out);
+  else
+    linear_forward(ctx, x, w, y.f32(), n, in, out);
+}
+
 void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, float* dx, int64_t n,
                      int64_t in, int64_t out, bool accumulate_dx) {
-  const void* dya = operand(ctx, dy, n * out, 1);
-  if (dx)
-    gemm(ctx, "linear_backward (input gradient)", false, false, n, in, out, 1.0f, dya, out, weight_operand(ctx, w), in,
-         accumulate_dx ? 1.0f : 0.0f, dx, in);
-  const void* xa = operand(ctx, x, n * in, 0);
-  gemm(ctx, "linear_backward (weight gradient)", true, false, out, in, n, 1.0f, dya, out, xa, in, 1.0f, w.grad, in);
+  backward_products(ctx, x, w, dy, dx, n, in, out, accumulate_dx ? 1.0f : 0.0f);
+}
+
+void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ProductOperand& dx, int64_t n,
+                     int64_t in, int64_t out) {
+  if (dx.b16())
+    backward_products(ctx, x, w, dy, dx.b16(), n, in, out, 0.0f);
+  else
+    backward_products(ctx, x, w, dy, dx.f32(), n, in, out, 0.0f);
 }
 
 }  // namespace pathbench::cuda

@@ -3,6 +3,7 @@
 // shadow, activations from a bf16 copy the caller already holds or converted here into the
 // context's staging buffers (which must hold N · max(in, out) elements).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "core/cuda/context.h"
@@ -17,6 +18,27 @@ struct MatrixInput {
   const bf16* b16 = nullptr;
 };
 
+// An activation matrix that only products read, stored as the context's products read it: bf16 in
+// bf16 mode (its producer rounds each value once as it writes it), fp32 otherwise, so that no
+// conversion runs between the producer and the products.
+class ProductOperand {
+ public:
+  explicit ProductOperand(const char* what) : f32_(what), b16_(what) {}
+  // Room for n elements in the storage of `precision`'s products; true when it reallocated.
+  bool reserve(size_t n, Precision precision) {
+    in_bf16_ = precision == Precision::bf16;
+    return in_bf16_ ? b16_.reserve(n) : f32_.reserve(n);
+  }
+  float* f32() { return in_bf16_ ? nullptr : f32_.data(); }  // null in bf16 mode
+  bf16* b16() { return in_bf16_ ? b16_.data() : nullptr; }   // null outside it
+  MatrixInput input() const { return in_bf16_ ? MatrixInput{nullptr, b16_.data()} : MatrixInput{f32_.data(), nullptr}; }
+
+ private:
+  DeviceBuffer<float> f32_;
+  DeviceBuffer<bf16> b16_;
+  bool in_bf16_ = false;
+};
+
 // y = x · Wᵀ, overwriting y, or adding to it when accumulate.
 void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, float* y, int64_t n, int64_t in, int64_t out,
                     bool accumulate = false);
@@ -24,10 +46,17 @@ void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, float* y, i
 // bf16 step of the fp32 product rounded by to_bf16 (cuBLAS may pick a kernel that sums in another
 // order), without writing and reading the fp32 matrix.
 void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, bf16* y, int64_t n, int64_t in, int64_t out);
+// y = x · Wᵀ into whichever storage y has (overwritten).
+void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, ProductOperand& y, int64_t n, int64_t in,
+                    int64_t out);
 
 // dx[N, in] = dy · W (overwritten, or added when accumulate_dx; skipped when dx is null);
 // dW[out, in] += dyᵀ · x.
 void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, float* dx, int64_t n,
                      int64_t in, int64_t out, bool accumulate_dx = false);
+// The same with dx in whichever storage it has (overwritten; bf16: dy · W rounded once, within one
+// bf16 step of the fp32 dx rounded, as for the forward's bf16 output); dW as above.
+void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ProductOperand& dx, int64_t n,
+                     int64_t in, int64_t out);
 
 }  // namespace pathbench::cuda

@@ -28,14 +28,18 @@ class PathProjection {
         rank_(setup.options.at("rank").get<int64_t>()),
         beta_clip_eps_(setup.options.at("beta_clip_eps").get<double>()) {}
 
-  // A forward alone (Pass::forward) keeps nothing for a backward: no z or norms.
+  // A forward alone (Pass::forward) keeps nothing for a backward: no z or norms. The matrices that
+  // only products read (low, dy, dlow) are bf16 alone in bf16 mode, written so by their producers;
+  // dpre gets a bf16 copy beside the fp32 values its bias gradient sums.
   bool reserve(const AttentionDims& d, Pass pass) {
     pass_ = pass;
+    const Precision precision = ctx_.precision();
     const size_t n = size_t(d.batch * d.length), hd = size_t(d.heads * d.head_dim), h = size_t(d.heads);
-    bool moved = low_.reserve(n * rank_) | y_.reserve(n * hd) | beta_pre_.reserve(n * h);
+    bool moved = low_.reserve(n * rank_, precision) | y_.reserve(n * hd) | beta_pre_.reserve(n * h);
     if (pass == Pass::forward) return moved;
     moved |= z_.reserve(n * hd) | norm_.reserve(n * h);
-    moved |= dlow_.reserve(n * rank_) | dz_.reserve(n * hd) | dy_.reserve(n * hd) | dpre_.reserve(n * h);
+    moved |= dlow_.reserve(n * rank_, precision) | dz_.reserve(n * hd) | dy_.reserve(n * hd, precision);
+    moved |= dpre_.reserve(n * h) | (precision == Precision::bf16 && dpre16_.reserve(n * h));
     return moved | scratch_.reserve(size_t(kColumnScratchPerColumn) * std::max(kConvWidth * hd, h));
   }
 
@@ -43,8 +47,8 @@ class PathProjection {
   void forward(CudaParameters& params, MatrixInput x, const AttentionDims& d, S* w, float* beta) {
     const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
     cudaStream_t s = ctx_.stream();
-    linear_forward(ctx_, x, params.weight(down_), low_.data(), n, d.width, rank_);
-    linear_forward(ctx_, {low_.data()}, params.weight(up_), y_.data(), n, rank_, hd);
+    linear_forward(ctx_, x, params.weight(down_), low_, n, d.width, rank_);
+    linear_forward(ctx_, low_.input(), params.weight(up_), y_.data(), n, rank_, hd);
     const bool for_backward = pass_ == Pass::training;
     path_w_forward(y_.data(), params.value(conv_), for_backward ? z_.data() : nullptr,
                    for_backward ? norm_.data() : nullptr, w, d.batch, d.length, d.heads, d.head_dim, s);
@@ -58,14 +62,15 @@ class PathProjection {
                 float* dx) {
     const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
     cudaStream_t s = ctx_.stream();
-    path_beta_backward(beta_pre_.data(), dbeta, dpre_.data(), params.grad(beta_bias_), scratch_.data(), d.batch,
-                       d.length, d.heads, beta_clip_eps_, s);
-    linear_backward(ctx_, x, params.weight(beta_weight_), {dpre_.data()}, dx, n, d.width, d.heads, true);
+    path_beta_backward(beta_pre_.data(), dbeta, dpre_.data(), dpre16_.data(), params.grad(beta_bias_),
+                       scratch_.data(), d.batch, d.length, d.heads, beta_clip_eps_, s);
+    linear_backward(ctx_, x, params.weight(beta_weight_), {dpre_.data(), dpre16_.data()}, dx, n, d.width, d.heads,
+                    true);
     path_w_backward(z_.data(), norm_.data(), dw, dz_.data(), d.batch, d.length, d.heads, d.head_dim, s);
-    path_conv_backward(y_.data(), params.value(conv_), dz_.data(), dy_.data(), params.grad(conv_), scratch_.data(),
-                       d.batch, d.length, hd, s);
-    linear_backward(ctx_, {low_.data()}, params.weight(up_), {dy_.data()}, dlow_.data(), n, rank_, hd);
-    linear_backward(ctx_, x, params.weight(down_), {dlow_.data()}, dx, n, d.width, rank_, true);
+    path_conv_backward(y_.data(), params.value(conv_), dz_.data(), dy_.f32(), dy_.b16(), params.grad(conv_),
+                       scratch_.data(), d.batch, d.length, hd, s);
+    linear_backward(ctx_, low_.input(), params.weight(up_), dy_.input(), dlow_, n, rank_, hd);
+    linear_backward(ctx_, x, params.weight(down_), dlow_.input(), dx, n, d.width, rank_, true);
   }
 
  private:
@@ -74,10 +79,11 @@ class PathProjection {
   int64_t rank_;
   double beta_clip_eps_;
   Pass pass_ = Pass::training;  // of the last reserve: the pass that forward serves
-  DeviceBuffer<float> low_{"PaTH projections"}, dlow_{"PaTH gradients"};                     // [N, R]
-  DeviceBuffer<float> y_{"PaTH projections"}, z_{"PaTH projections"};                        // [N, H·D]
-  DeviceBuffer<float> dz_{"PaTH gradients"}, dy_{"PaTH gradients"};                          // [N, H·D]
-  DeviceBuffer<float> norm_{"PaTH norms"}, beta_pre_{"PaTH β"}, dpre_{"PaTH β gradients"};   // [N, H]
+  ProductOperand low_{"PaTH projections"}, dlow_{"PaTH gradients"};                          // [N, R]
+  DeviceBuffer<float> y_{"PaTH projections"}, z_{"PaTH projections"}, dz_{"PaTH gradients"};  // [N, H·D]
+  ProductOperand dy_{"PaTH gradients"};                                                       // [N, H·D]
+  DeviceBuffer<float> norm_{"PaTH norms"}, beta_pre_{"PaTH β"}, dpre_{"PaTH β gradients"};    // [N, H]
+  DeviceBuffer<bf16> dpre16_{"PaTH β gradients"};  // [N, H] bf16 mode only
   DeviceBuffer<float> scratch_{"PaTH column sums"};
 };
 

@@ -98,8 +98,9 @@ void with_channels_per_lane(int64_t head_dim, const Launch& launch) {
     launch.template operator()<4>();
 }
 
-// dy[t, ch] = Σ_k conv[ch, k] · dz[t + 2 − k, ch] over the positions inside the sequence.
-__global__ void path_conv_input_grad_kernel(const float* conv, const float* dz, float* dy, int64_t batch,
+// dy[t, ch] = Σ_k conv[ch, k] · dz[t + 2 − k, ch] over the positions inside the sequence, into dy
+// and/or dy16.
+__global__ void path_conv_input_grad_kernel(const float* conv, const float* dz, float* dy, bf16* dy16, int64_t batch,
                                             int64_t length, int64_t channels) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= batch * length * channels) return;
@@ -107,7 +108,7 @@ __global__ void path_conv_input_grad_kernel(const float* conv, const float* dz, 
   float acc = 0.0f;
   for (int k = 0; k < kConvWidth; ++k)
     if (t + (kConvWidth - 1) - k < length) acc += conv[ch * kConvWidth + k] * dz[(r + (kConvWidth - 1) - k) * channels + ch];
-  dy[i] = acc;
+  store_float_or_bf16(dy, dy16, i, acc);
 }
 
 // dconv[ch, k] = Σ_rows dz[r, ch] · y[r − 2 + k, ch] (rows whose source lies in the same sequence),
@@ -134,13 +135,14 @@ __global__ void path_beta_forward_kernel(float* pre, const float* bias, float* b
   beta[(b * heads + h) * length + t] = clip ? fminf(value, cap) : value;
 }
 
-__global__ void path_beta_backward_kernel(const float* pre, const float* dbeta, float* dpre, int64_t batch,
-                                          int64_t length, int64_t heads, float cap, bool clip) {
+__global__ void path_beta_backward_kernel(const float* pre, const float* dbeta, float* dpre, bf16* dpre16,
+                                          int64_t batch, int64_t length, int64_t heads, float cap, bool clip) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= batch * length * heads) return;
   const int64_t r = i / heads, h = i % heads, b = r / length, t = r % length;
   const float s = sigmoid(pre[i]);
-  dpre[i] = clip && 2.0f * s > cap ? 0.0f : dbeta[(b * heads + h) * length + t] * 2.0f * s * (1.0f - s);
+  store_float_or_bf16(dpre, dpre16, i,
+                      clip && 2.0f * s > cap ? 0.0f : dbeta[(b * heads + h) * length + t] * 2.0f * s * (1.0f - s));
 }
 
 }  // namespace
@@ -167,10 +169,10 @@ void path_w_backward(const float* z, const float* norm, const S* dw, float* dz, 
   PATHBENCH_CUDA_CHECK_LAUNCH("path_w_backward_kernel");
 }
 
-void path_conv_backward(const float* y, const float* conv, const float* dz, float* dy, float* dconv, float* scratch,
-                        int64_t batch, int64_t length, int64_t channels, cudaStream_t stream) {
-  path_conv_input_grad_kernel<<<blocks_for(batch * length * channels), 256, 0, stream>>>(conv, dz, dy, batch, length,
-                                                                                         channels);
+void path_conv_backward(const float* y, const float* conv, const float* dz, float* dy, bf16* dy16, float* dconv,
+                        float* scratch, int64_t batch, int64_t length, int64_t channels, cudaStream_t stream) {
+  path_conv_input_grad_kernel<<<blocks_for(batch * length * channels), 256, 0, stream>>>(conv, dz, dy, dy16, batch,
+                                                                                         length, channels);
   PATHBENCH_CUDA_CHECK_LAUNCH("path_conv_input_grad_kernel");
   column_sums(ConvKernelGradient{y, dz, length, channels}, batch * length, channels * kConvWidth, scratch, dconv,
               stream, channels);
@@ -183,10 +185,10 @@ void path_beta_forward(float* pre, const float* bias, float* beta, int64_t batch
   PATHBENCH_CUDA_CHECK_LAUNCH("path_beta_forward_kernel");
 }
 
-void path_beta_backward(const float* pre, const float* dbeta, float* dpre, float* dbias, float* scratch,
+void path_beta_backward(const float* pre, const float* dbeta, float* dpre, bf16* dpre16, float* dbias, float* scratch,
                         int64_t batch, int64_t length, int64_t heads, double clip_eps, cudaStream_t stream) {
   path_beta_backward_kernel<<<blocks_for(batch * length * heads), 256, 0, stream>>>(
-      pre, dbeta, dpre, batch, length, heads, float(2.0 - clip_eps), clip_eps > 0);
+      pre, dbeta, dpre, dpre16, batch, length, heads, float(2.0 - clip_eps), clip_eps > 0);
   PATHBENCH_CUDA_CHECK_LAUNCH("path_beta_backward_kernel");
   column_sums(MatrixEntries{dpre, heads}, batch * length, heads, scratch, dbias, stream);
 }

@@ -4,6 +4,7 @@
 // products run through cuda::linear_* (core/attention/path/cuda/path_encoding.cpp). Device pointers; work queued on `stream`.
 // Implemented in projection_kernels.cu.
 #pragma once
+#include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -22,19 +23,22 @@ template <typename S>
 void path_w_backward(const float* z, const float* norm, const S* dw, float* dz, int64_t batch, int64_t length,
                      int64_t heads, int64_t head_dim, cudaStream_t stream);
 
-// dy [B, T, H·D] = the convolution's input gradient (overwritten); dconv [H·D, 3] += its kernel
-// gradient. scratch: kColumnScratchPerColumn (ops.h) · 3·H·D floats.
-void path_conv_backward(const float* y, const float* conv, const float* dz, float* dy, float* dconv, float* scratch,
-                        int64_t batch, int64_t length, int64_t channels, cudaStream_t stream);
+// dy [B, T, H·D] = the convolution's input gradient (overwritten), in fp32 (dy) and/or rounded to
+// bf16 (dy16; either may be null); dconv [H·D, 3] += its kernel gradient. scratch:
+// kColumnScratchPerColumn (ops.h) · 3·H·D floats.
+void path_conv_backward(const float* y, const float* conv, const float* dz, float* dy, __nv_bfloat16* dy16,
+                        float* dconv, float* scratch, int64_t batch, int64_t length, int64_t channels,
+                        cudaStream_t stream);
 
 // pre: [B, T, H] holds x·u_βᵀ on entry and x·u_βᵀ + b_β afterwards; beta [B, H, T] = 2σ(pre),
 // at most 2 − clip_eps when clip_eps > 0.
 void path_beta_forward(float* pre, const float* bias, float* beta, int64_t batch, int64_t length, int64_t heads,
                        double clip_eps, cudaStream_t stream);
 
-// dpre [B, T, H] = dbeta · 2σ(1 − σ) (0 where clipped; overwritten); dbias [H] += Σ dpre.
-// scratch: kColumnScratchPerColumn · H floats.
-void path_beta_backward(const float* pre, const float* dbeta, float* dpre, float* dbias, float* scratch,
-                        int64_t batch, int64_t length, int64_t heads, double clip_eps, cudaStream_t stream);
+// dpre [B, T, H] = dbeta · 2σ(1 − σ) (0 where clipped; overwritten), and its bf16 copy when dpre16 is
+// given; dbias [H] += Σ dpre. scratch: kColumnScratchPerColumn · H floats.
+void path_beta_backward(const float* pre, const float* dbeta, float* dpre, __nv_bfloat16* dpre16, float* dbias,
+                        float* scratch, int64_t batch, int64_t length, int64_t heads, double clip_eps,
+                        cudaStream_t stream);
 
 }  // namespace pathbench::cuda
