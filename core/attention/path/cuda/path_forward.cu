@@ -16,8 +16,12 @@ using namespace tiles;
 // the moved queries and keys, Y, Xᵀ W and the chunk's own logits.
 
 // Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
-// two blocks fit per multiprocessor at D = 128): Y takes the Gram matrix's space where it fits, and
-// for bf16 strict_lower(W Kᵀ) takes X's fp32 space once X has been converted to its operand copies.
+// two blocks fit per multiprocessor at D = 128 and three at D ≤ 64 in bf16): Y takes the Gram
+// matrix's space where it fits, and for bf16 strict_lower(W Kᵀ) takes the end of X's fp32 space once
+// X has been converted to its operand copies. Q is loaded once the substitution and that conversion
+// are done (its first reader, tril(Q Wᵀ), comes after the Y and W Kᵀ products, which hide the load);
+// in bf16 at D ≤ 64 it goes into the dead space between Y and strict_lower(W Kᵀ) (the Gram matrix's
+// and X's fp32 spaces are adjacent), so no tile of its own.
 // bf16 keeps X as two operands, X ≈ X_hi + X_lo (X_hi = bf16(X), X_lo = bf16(X − X_hi)), and every
 // product with X takes both: X's entries alternate in sign and cancel in X W, so X rounded to bf16
 // alone can turn P = I − Wᵀ X W from a contraction into a 2.5× expansion when a chunk's w are
@@ -26,8 +30,10 @@ template <typename S, int D>
 struct PrepSmem {
   static constexpr int ld = stride_of<S>(D), ldc = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
   static constexpr size_t gram_bytes = tile_elems<float>(kChunk, kChunk) * sizeof(float);
-  static constexpr size_t y_bytes = tile_elems<S>(kChunk, D) * sizeof(S);
-  static constexpr bool y_over_gram = y_bytes <= gram_bytes;
+  static constexpr size_t tile_bytes = tile_elems<S>(kChunk, D) * sizeof(S);     // a [64, D] tile (Y, Q)
+  static constexpr size_t sl_bytes = tile_elems<S>(kChunk, kChunk) * sizeof(S);  // a [64, 64] operand
+  static constexpr bool y_over_gram = tile_bytes <= gram_bytes;
+  static constexpr bool q_in_dead_space = !kInPlace<S> && y_over_gram && 2 * tile_bytes + sl_bytes <= 2 * gram_bytes;
   S *w, *k, *q, *y;  // [64, D] tiles
   float *g, *x;      // [64, 64] Gram W Wᵀ and X in fp32
   S *xs, *sl, *mm;   // [64, 64] X (bf16: X_hi), strict_lower(W Kᵀ), M (bf16: X_lo before M) as operands
@@ -37,12 +43,15 @@ struct PrepSmem {
     SmemCarver c{base};
     w = c.take<S>(tile_elems<S>(kChunk, D));
     k = c.take<S>(tile_elems<S>(kChunk, D));
-    q = c.take<S>(tile_elems<S>(kChunk, D));
+    q = q_in_dead_space ? nullptr : c.take<S>(tile_elems<S>(kChunk, D));
     g = c.take<float>(tile_elems<float>(kChunk, kChunk));
     y = y_over_gram ? reinterpret_cast<S*>(g) : c.take<S>(tile_elems<S>(kChunk, D));
-    x = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    x = c.take<float>(tile_elems<float>(kChunk, kChunk));  // right after g when Y is over it
+    if (q_in_dead_space && base) q = reinterpret_cast<S*>(reinterpret_cast<unsigned char*>(g) + tile_bytes);
     xs = kInPlace<S> ? reinterpret_cast<S*>(x) : c.take<S>(tile_elems<S>(kChunk, kChunk));
-    sl = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk)) : reinterpret_cast<S*>(x);
+    sl = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk))
+                     : (base ? reinterpret_cast<S*>(reinterpret_cast<unsigned char*>(x) + gram_bytes - sl_bytes)
+                             : nullptr);
     mm = c.take<S>(tile_elems<S>(kChunk, kChunk));
     beta = c.take<float>(kChunk);
     bytes = c.offset;
@@ -63,7 +72,6 @@ __global__ void __launch_bounds__(kThreads)
 
   load_tile_async<S, kChunk, D>(sm.w, a.w + tok * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.k, a.k + tok * D, D, valid);
-  load_tile_async<S, kChunk, D>(sm.q, a.q + tok * D, D, valid);
   cp_async_commit();
   load_row_values(sm.beta, a.beta + tok, kChunk, valid, 0.f);
   cp_async_wait<0>();
@@ -109,7 +117,9 @@ __global__ void __launch_bounds__(kThreads)
       sm.xs[(i / kChunk) * ldc + i % kChunk] = hi;
       sm.mm[(i / kChunk) * ldc + i % kChunk] = from_float<S>(x - to_float(hi));
     }
-  __syncthreads();
+  __syncthreads();  // bf16: the Gram matrix and X's fp32 copy are dead from here on (Q's dead space)
+  load_tile_async<S, kChunk, D>(sm.q, a.q + tok * D, D, valid);
+  cp_async_commit();
   if (ws.for_backward)
     for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
       ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
@@ -136,6 +146,8 @@ __global__ void __launch_bounds__(kThreads)
     store_acc(sl, sm.sl + r0 * ldc, ldc);
     if (ws.for_backward) store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
   }
+  cp_async_wait<0>();
+  __syncthreads();  // Q in place
   float qw[8][4];  // tril(Q Wᵀ), this warp's rows
   zero(qw);
   mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
