@@ -371,6 +371,13 @@ TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[
       cuda::ProductOperand y_op("y"), dx_op("dx");
       y_op.reserve(size_t(n * out), precision);
       dx_op.reserve(size_t(n * in), precision);
+      const auto poison = [&](cuda::ProductOperand& m, int64_t count) {  // NaN: an output added to shows
+        void* p = m.f32() ? static_cast<void*>(m.f32()) : static_cast<void*>(m.b16());
+        const size_t bytes = size_t(count) * (m.f32() ? sizeof(float) : sizeof(cuda::bf16));
+        PATHBENCH_CUDA_CHECK(cudaMemsetAsync(p, 0xff, bytes, s));
+      };
+      poison(y_op, n * out);
+      poison(dx_op, n * in);
       cuda::linear_forward(ctx, {x_dev.data()}, params.weight(id), y_op, n, in, out);
       auto dx_alone = poisoned(n * in, s);
       cuda::linear_backward(ctx, {x_dev.data()}, params.weight(id), {dy_dev.data()}, dx_alone.data(), n, in, out);

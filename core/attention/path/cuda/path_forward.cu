@@ -34,6 +34,7 @@ struct PrepSmem {
   static constexpr size_t sl_bytes = tile_elems<S>(kChunk, kChunk) * sizeof(S);  // a [64, 64] operand
   static constexpr bool y_over_gram = tile_bytes <= gram_bytes;
   static constexpr bool q_in_dead_space = !kInPlace<S> && y_over_gram && 2 * tile_bytes + sl_bytes <= 2 * gram_bytes;
+  static_assert(gram_bytes % 16 == 0, "X must follow the Gram matrix directly (SmemCarver aligns to 16 bytes)");
   S *w, *k, *q, *y;  // [64, D] tiles
   float *g, *x;      // [64, 64] Gram W Wᵀ and X in fp32
   S *xs, *sl, *mm;   // [64, 64] X (bf16: X_hi), strict_lower(W Kᵀ), M (bf16: X_lo before M) as operands

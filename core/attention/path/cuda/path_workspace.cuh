@@ -133,8 +133,8 @@ void check_path_args(const PathAttentionCudaArgs<S>& a, const char* function) {
   if (!a.q || !a.k || !a.v || !a.w || !a.beta) throw Error(std::string(function) + ": q, k, v, w and beta are required");
 }
 
-// The span kernels (path_span.cu), in the order the passes queue them. Forward: fspan and prefix
-// for every span after the first;
+// The span kernels (path_span.cu), in the order the passes queue them. Forward: fspan and (when the
+// workspace is kept for a backward) prefix for every span after the first;
 template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
 // kbar for every key chunk;
