@@ -168,6 +168,20 @@ TEST_CASE("GPU SwiGLU matches the CPU", "[cuda]") {
   cuda::swiglu_backward(ab_d.data(), ab_d.data() + cols, 2 * cols, dh_d.data(), nullptr, nullptr, rows, cols, s,
                         dab16.data(), dab16.data() + cols);
   CHECK(to_host_float(dab16, size_t(2 * n), s) == bf16_rounded(dab_h));
+  // bf16 inputs (bf16 mode's pre-activations and hidden gradient): the fp32 arithmetic on the values
+  // they hold, so the same bits as fp32 inputs rounded to bf16
+  auto ab16_d = to_device_as<cuda::bf16>(ab, s), dh16_d = to_device_as<cuda::bf16>(dh, s);
+  auto abr_d = to_device(bf16_rounded(ab), s), dhr_d = to_device(bf16_rounded(dh), s);
+  auto h_from16 = poisoned(n, s), h_rounded = poisoned(n, s);
+  auto dab_from16 = poisoned(2 * n, s), dab_rounded = poisoned(2 * n, s);
+  cuda::swiglu_forward(ab16_d.data(), ab16_d.data() + cols, 2 * cols, h_from16.data(), rows, cols, s);
+  cuda::swiglu_forward(abr_d.data(), abr_d.data() + cols, 2 * cols, h_rounded.data(), rows, cols, s);
+  cuda::swiglu_backward(ab16_d.data(), ab16_d.data() + cols, 2 * cols, dh16_d.data(), dab_from16.data(),
+                        dab_from16.data() + cols, rows, cols, s);
+  cuda::swiglu_backward(abr_d.data(), abr_d.data() + cols, 2 * cols, dhr_d.data(), dab_rounded.data(),
+                        dab_rounded.data() + cols, rows, cols, s);
+  CHECK(to_host(h_from16, n, s) == to_host(h_rounded, n, s));
+  CHECK(to_host(dab_from16, 2 * n, s) == to_host(dab_rounded, 2 * n, s));
 }
 
 TEST_CASE("GPU GELU matches the CPU on the vector path and the scalar fallback, ragged ends included", "[cuda]") {
@@ -186,11 +200,12 @@ TEST_CASE("GPU GELU matches the CPU on the vector path and the scalar fallback, 
     // element in, the scalar fallback.
     for (const int64_t lead : {0, 1}) {
       INFO("n " << n << ", lead " << lead);
-      const auto to_device_after_lead = [&](const std::vector<float>& v) {
+      const auto after_lead = [&](const std::vector<float>& v) {
         std::vector<float> padded(size_t(lead), 0.0f);
         padded.insert(padded.end(), v.begin(), v.end());
-        return to_device(padded, s);
+        return padded;
       };
+      const auto to_device_after_lead = [&](const std::vector<float>& v) { return to_device(after_lead(v), s); };
       // Outputs: `lead` elements, the n written, then one group more that must stay NaN (no store
       // past the end).
       const size_t out_size = size_t(lead + n + cuda::kVectorWidth);
@@ -225,6 +240,22 @@ TEST_CASE("GPU GELU matches the CPU on the vector path and the scalar fallback, 
       cuda::gelu_forward(x0, h.data() + lead, n, s, h16.data() + lead);
       CHECK(written(h) == h32);
       CHECK(written(h16) == bf16_rounded(h32));
+      // bf16 inputs (bf16 mode's pre-activations and hidden gradient; vector path at lead 0, scalar
+      // at lead 1): the fp32 arithmetic on the values they hold, so the same bits as fp32 inputs
+      // rounded to bf16
+      const auto x16_d = to_device_as<cuda::bf16>(after_lead(x), s);
+      const auto dh16_d = to_device_as<cuda::bf16>(after_lead(dh), s);
+      const auto xr_d = to_device_after_lead(bf16_rounded(x)), dhr_d = to_device_after_lead(bf16_rounded(dh));
+      CHECK(cuda::vector_aligned(x16_d.data() + lead, dh16_d.data() + lead) == (lead == 0));
+      h = poisoned(out_size, s), dx = poisoned(out_size, s);
+      cuda::gelu_forward(x16_d.data() + lead, h.data() + lead, n, s);
+      cuda::gelu_backward(x16_d.data() + lead, dh16_d.data() + lead, dx.data() + lead, n, s);
+      const auto h_from16 = written(h), dx_from16 = written(dx);
+      h = poisoned(out_size, s), dx = poisoned(out_size, s);
+      cuda::gelu_forward(xr_d.data() + lead, h.data() + lead, n, s);
+      cuda::gelu_backward(xr_d.data() + lead, dhr_d.data() + lead, dx.data() + lead, n, s);
+      CHECK(written(h) == h_from16);
+      CHECK(written(dx) == dx_from16);
     }
     // The two paths compute each value with the same fp32 expression: bit-identical results.
     CHECK(h_at_lead[0] == h_at_lead[1]);
@@ -366,12 +397,12 @@ TEST_CASE("GPU linear forward and backward match the CPU at every precision", "[
       CHECK(relative_error(to_host(dx_dev, n * in, s), dx_ref) <= tol);
       CHECK(relative_error(back.grads(), dw_ref) <= tol);
 
-      // Outputs in a ProductOperand: fp32 outside bf16 mode (the same products, the same bits), bf16 in
+      // Outputs in an ActivationMatrix: fp32 outside bf16 mode (the same products, the same bits), bf16 in
       // it. dx is overwritten and dW added once more by each backward.
-      cuda::ProductOperand y_op("y"), dx_op("dx");
+      cuda::ActivationMatrix y_op("y"), dx_op("dx");
       y_op.reserve(size_t(n * out), precision);
       dx_op.reserve(size_t(n * in), precision);
-      const auto poison = [&](cuda::ProductOperand& m, int64_t count) {  // NaN: an output added to shows
+      const auto poison = [&](cuda::ActivationMatrix& m, int64_t count) {  // NaN: an output added to shows
         void* p = m.f32() ? static_cast<void*>(m.f32()) : static_cast<void*>(m.b16());
         const size_t bytes = size_t(count) * (m.f32() ? sizeof(float) : sizeof(cuda::bf16));
         PATHBENCH_CUDA_CHECK(cudaMemsetAsync(p, 0xff, bytes, s));

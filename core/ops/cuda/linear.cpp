@@ -56,7 +56,7 @@ void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, bf16* y, in
        y, out);
 }
 
-void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, ProductOperand& y, int64_t n, int64_t in,
+void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, ActivationMatrix& y, int64_t n, int64_t in,
                     int64_t out) {
   if (y.b16())
     linear_forward(ctx, x, w, y.b16(), n, in, out);
@@ -69,7 +69,7 @@ void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInpu
   backward_products(ctx, x, w, dy, dx, n, in, out, accumulate_dx ? 1.0f : 0.0f);
 }
 
-void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ProductOperand& dx, int64_t n,
+void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ActivationMatrix& dx, int64_t n,
                      int64_t in, int64_t out) {
   if (dx.b16())
     backward_products(ctx, x, w, dy, dx.b16(), n, in, out, 0.0f);

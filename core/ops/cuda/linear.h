@@ -18,12 +18,13 @@ struct MatrixInput {
   const bf16* b16 = nullptr;
 };
 
-// An activation matrix that only products read, stored as the context's products read it: bf16 in
-// bf16 mode (its producer rounds each value once as it writes it), fp32 otherwise, so that no
-// conversion runs between the producer and the products.
-class ProductOperand {
+// An activation matrix in the storage of the context's precision: bf16 in bf16 mode (its producer
+// rounds each value once as it writes it), fp32 otherwise. For matrices whose readers are products
+// (which read bf16 operands in bf16 mode anyway: no conversion between producer and product) or
+// elementwise kernels that take either storage (the MLP's pre-activations and hidden gradient).
+class ActivationMatrix {
  public:
-  explicit ProductOperand(const char* what) : f32_(what), b16_(what) {}
+  explicit ActivationMatrix(const char* what) : f32_(what), b16_(what) {}
   // Room for n elements in the storage of `precision`'s products; true when it reallocated.
   bool reserve(size_t n, Precision precision) {
     in_bf16_ = precision == Precision::bf16;
@@ -47,7 +48,7 @@ void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, float* y, i
 // order), without writing and reading the fp32 matrix.
 void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, bf16* y, int64_t n, int64_t in, int64_t out);
 // y = x · Wᵀ into whichever storage y has (overwritten).
-void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, ProductOperand& y, int64_t n, int64_t in,
+void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, ActivationMatrix& y, int64_t n, int64_t in,
                     int64_t out);
 
 // dx[N, in] = dy · W (overwritten, or added when accumulate_dx; skipped when dx is null);
@@ -56,7 +57,7 @@ void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInpu
                      int64_t in, int64_t out, bool accumulate_dx = false);
 // The same with dx in whichever storage it has (overwritten; bf16: dy · W rounded once, within one
 // bf16 step of the fp32 dx rounded, as for the forward's bf16 output); dW as above.
-void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ProductOperand& dx, int64_t n,
+void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ActivationMatrix& dx, int64_t n,
                      int64_t in, int64_t out);
 
 }  // namespace pathbench::cuda

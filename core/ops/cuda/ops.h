@@ -61,13 +61,19 @@ void rmsnorm_backward(const float* x, const float* g, const float* rstd, const f
 // a, b (and their gradients da, db) have rows in_stride elements apart, so that a and b can be the two
 // halves of each row of one fused product [rows, 2·cols] (a = p, b = p + cols, in_stride = 2·cols);
 // h, h16 and dh are dense [rows, cols].
-void swiglu_forward(const float* a, const float* b, int64_t in_stride, float* h, int64_t rows, int64_t cols,
+// The inputs (a, b, x and dh; In = float or bf16) are read as fp32: bf16 mode keeps the MLP's
+// pre-activations and hidden gradient in bf16, as its products write them.
+template <typename In>
+void swiglu_forward(const In* a, const In* b, int64_t in_stride, float* h, int64_t rows, int64_t cols,
                     cudaStream_t stream, bf16* h16 = nullptr);
-void swiglu_backward(const float* a, const float* b, int64_t in_stride, const float* dh, float* da, float* db,
-                     int64_t rows, int64_t cols, cudaStream_t stream, bf16* da16 = nullptr, bf16* db16 = nullptr);
+template <typename In>
+void swiglu_backward(const In* a, const In* b, int64_t in_stride, const In* dh, float* da, float* db, int64_t rows,
+                     int64_t cols, cudaStream_t stream, bf16* da16 = nullptr, bf16* db16 = nullptr);
 // GELU on n contiguous values.
-void gelu_forward(const float* x, float* h, int64_t n, cudaStream_t stream, bf16* h16 = nullptr);
-void gelu_backward(const float* x, const float* dh, float* dx, int64_t n, cudaStream_t stream, bf16* dx16 = nullptr);
+template <typename In>
+void gelu_forward(const In* x, float* h, int64_t n, cudaStream_t stream, bf16* h16 = nullptr);
+template <typename In>
+void gelu_backward(const In* x, const In* dh, float* dx, int64_t n, cudaStream_t stream, bf16* dx16 = nullptr);
 
 // ---- cross_entropy.cu ------------------------------------------------------------------------------
 // Σ_n w_n · (−log p_n[target_n]) and Σ_n w_n, in device memory; the loss is their ratio (0 when the

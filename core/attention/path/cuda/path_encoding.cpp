@@ -79,9 +79,9 @@ class PathProjection {
   int64_t rank_;
   double beta_clip_eps_;
   Pass pass_ = Pass::training;  // of the last reserve: the pass that forward serves
-  ProductOperand low_{"PaTH projections"}, dlow_{"PaTH gradients"};                          // [N, R]
+  ActivationMatrix low_{"PaTH projections"}, dlow_{"PaTH gradients"};                          // [N, R]
   DeviceBuffer<float> y_{"PaTH projections"}, z_{"PaTH projections"}, dz_{"PaTH gradients"};  // [N, H·D]
-  ProductOperand dy_{"PaTH gradients"};                                                       // [N, H·D]
+  ActivationMatrix dy_{"PaTH gradients"};                                                       // [N, H·D]
   DeviceBuffer<float> norm_{"PaTH norms"}, beta_pre_{"PaTH β"}, dpre_{"PaTH β gradients"};    // [N, H]
   DeviceBuffer<bf16> dpre16_{"PaTH β gradients"};  // [N, H] bf16 mode only
   DeviceBuffer<float> scratch_{"PaTH column sums"};
