@@ -32,7 +32,6 @@ class PathProjection {
   // only products read (low, dy, dlow) are bf16 alone in bf16 mode, written so by their producers;
   // dpre gets a bf16 copy beside the fp32 values its bias gradient sums.
   bool reserve(const AttentionDims& d, Pass pass) {
-    pass_ = pass;
     const Precision precision = ctx_.precision();
     const size_t n = size_t(d.batch * d.length), hd = size_t(d.heads * d.head_dim), h = size_t(d.heads);
     bool moved = low_.reserve(n * rank_, precision) | y_.reserve(n * hd) | beta_pre_.reserve(n * h);
@@ -43,13 +42,13 @@ class PathProjection {
     return moved | scratch_.reserve(size_t(kColumnScratchPerColumn) * std::max(kConvWidth * hd, h));
   }
 
+  // for_backward: keep z and the norms for a backward (the pass reserved was Pass::training).
   template <typename S>
-  void forward(CudaParameters& params, MatrixInput x, const AttentionDims& d, S* w, float* beta) {
+  void forward(CudaParameters& params, MatrixInput x, const AttentionDims& d, S* w, float* beta, bool for_backward) {
     const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
     cudaStream_t s = ctx_.stream();
     linear_forward(ctx_, x, params.weight(down_), low_, n, d.width, rank_);
     linear_forward(ctx_, low_.input(), params.weight(up_), y_.data(), n, rank_, hd);
-    const bool for_backward = pass_ == Pass::training;
     path_w_forward(y_.data(), params.value(conv_), for_backward ? z_.data() : nullptr,
                    for_backward ? norm_.data() : nullptr, w, d.batch, d.length, d.heads, d.head_dim, s);
     linear_forward(ctx_, x, params.weight(beta_weight_), beta_pre_.data(), n, d.width, d.heads);
@@ -78,7 +77,6 @@ class PathProjection {
   CudaParameters::Id down_, up_, conv_, beta_weight_, beta_bias_;  // [R, C], [H·D, R], [H·D, 3], [H, C], [H]
   int64_t rank_;
   double beta_clip_eps_;
-  Pass pass_ = Pass::training;  // of the last reserve: the pass that forward serves
   ActivationMatrix low_{"PaTH projections"}, dlow_{"PaTH gradients"};                          // [N, R]
   DeviceBuffer<float> y_{"PaTH projections"}, z_{"PaTH projections"}, dz_{"PaTH gradients"};  // [N, H·D]
   ActivationMatrix dy_{"PaTH gradients"};                                                       // [N, H·D]
@@ -110,7 +108,7 @@ class PathEncoding : public PositionEncoding<S> {
   }
 
   void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) override {
-    projection_.forward(params, {in.x, in.x16}, in.dims, w_.data(), beta_.data());
+    projection_.forward(params, {in.x, in.x16}, in.dims, w_.data(), beta_.data(), pass_ == Pass::training);
     cum_ = gate_ ? gate_->forward(params, {in.x, in.x16}, in.dims) : nullptr;
     path_attention_forward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), ctx_.stream());
   }

@@ -70,14 +70,14 @@ struct PathWorkspace {
       : chunks((a.length + tiles::kChunk - 1) / tiles::kChunk),
         padded(chunks * tiles::kChunk),
         span_chunks(span_chunks_for(a, chunks)),
-        spans((chunks + span_chunks - 1) / span_chunks) {}
+        spans((chunks + span_chunks - 1) / span_chunks),
+        for_backward(a.for_backward) {}
 
   // Lays the forward's buffers over `base` and returns their bytes (sizes only when base is null);
-  // a forward alone (a.for_backward false) leaves the backward's out.
+  // a forward alone (for_backward false) leaves the backward's out.
   size_t carve_forward(void* base, const PathAttentionCudaArgs<S>& a) {
     WorkspaceCarver c(base);
     const int64_t bh = a.batch_heads, d = a.head_dim, rows = bh * padded, cc = chunk_blocks(a);
-    for_backward = a.for_backward;
     auto for_backward_only = [&]<typename T>(T*& p, int64_t count) { p = for_backward ? c.take<T>(count) : nullptr; };
     qh = c.take<S>(rows * d);
     kh = c.take<S>(rows * d);
