@@ -29,6 +29,7 @@
 
 #include "core/attention/cuda/gpu_op.h"
 #include "core/cuda/buffer.h"
+#include "core/cuda/hopper.h"
 #include "core/rng.h"
 #endif
 
@@ -191,8 +192,10 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
   for (const auto& e : names) find_attention_op(e);  // fail before any timing on an unknown name
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  fmt::print("pathbench bench-attention on {}: bf16, {} warm-up, {} repeats over {} input sets\n", prop.name, o.warmup,
-             o.repeats, o.sets);
+  cuda::set_hopper_kernels(!o.portable_kernels);
+  const char* kernels = cuda::hopper_kernels() ? "hopper" : "portable";
+  fmt::print("pathbench bench-attention on {}: bf16, {} kernels, {} warm-up, {} repeats over {} input sets\n",
+             prop.name, kernels, o.warmup, o.repeats, o.sets);
   fmt::print("| encoding | B·T·H·D | forward ms | forward+backward ms |\n|---|---|---|---|\n");
   json results = json::array();
   for (const auto& s : shapes) {
@@ -207,8 +210,10 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
       results.push_back(r);
     }
   }
+  cuda::set_hopper_kernels(true);
   return json{{"device", prop.name},
               {"precision", "bf16"},
+              {"kernels", kernels},
               {"warmup", o.warmup},
               {"repeats", o.repeats},
               {"input_sets", o.sets},
@@ -259,6 +264,8 @@ void add_bench_attention_command(CLI::App& app) {
   cmd->add_option("--path-span-chunks", opts->timing.path_span_chunks,
                   "chunks per span of PaTH's kernels (0: their own choice, an eighth of the chunks rounded up, at least 4 or all of them)")
       ->check(integer_at_least(0));
+  cmd->add_flag("--portable-kernels", opts->timing.portable_kernels,
+               "time the portable (mma.sync) kernels even on an H100/H200, where the Hopper (wgmma) forms run by default");
   cmd->add_option("--out", opts->out, "JSON output file");
   cmd->add_flag("--list-shapes", opts->list_shapes,
                 "print the shapes that would be timed, one BxTxHxD per line, and time nothing (no GPU needed)");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the CUDA binaries (pathbench and pathbench_tests: sm_90, Release, header dependencies and
+# Builds the CUDA binaries (pathbench and pathbench_tests: sm_90a, Release, header dependencies and
 # header-only fmt from the staged .deps folder) here, for a GPU machine whose own build would cost
 # minutes of its time. The two binaries and their stamp SOURCE_COMMIT are also packed into
 # build-cuda/prebuilt.tar.xz (≈ 16 MB against 44 MB unpacked): carry that file there, and
@@ -18,7 +18,7 @@ fi
 commit=$(git rev-parse HEAD)
 rm -f build-cuda/SOURCE_COMMIT build-cuda/prebuilt.tar.xz
 cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$deps" -DPATHBENCH_CUDA=ON \
-  -DPATHBENCH_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90 > /dev/null
+  -DPATHBENCH_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90a > /dev/null
 ninja -C build-cuda pathbench pathbench_tests
 echo "$commit" > build-cuda/SOURCE_COMMIT
 XZ_OPT=-T0 tar -cJf build-cuda/prebuilt.tar.xz.tmp -C build-cuda pathbench pathbench_tests SOURCE_COMMIT

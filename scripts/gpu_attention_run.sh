@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device-machine session for the CUDA attention kernels: build (sm_90, or the carried prebuilt
+# One device-machine session for the CUDA attention kernels: build (sm_90a, or the carried prebuilt
 # binaries: scripts/gpu_build.sh), the [cuda] conformance tests, the two ceilings of METHOD.md (copy
 # bandwidth, bf16 matrix rate), `pathbench bench-attention` and PyTorch SDPA at the same shapes
 # (and fla's kernels where scripts/stage_fla.sh staged their source into deps_dir/fla),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds pathbench for an H100/H200 (sm_90, Release, header dependencies from a staged .deps
+# Builds pathbench for an H100/H200 (sm_90a, Release, header dependencies from a staged .deps
 # folder: ../shared/tools/stage-deps.sh) on a machine without Debian's packages, such as the GPU
 # machine; prints the build time. Binaries built elsewhere by scripts/cuda_prebuild.sh and carried
 # along (build-cuda/prebuilt.tar.xz, or the unpacked build-cuda/ files) are used instead when their
@@ -24,7 +24,7 @@ fi
 deps=${1:-$PWD/.deps}
 start=$(date +%s)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$deps" -DPATHBENCH_CUDA=ON \
-  -DPATHBENCH_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90 > /tmp/build.log 2>&1 &&
+  -DPATHBENCH_NATIVE=OFF -DCMAKE_CUDA_ARCHITECTURES=90a > /tmp/build.log 2>&1 &&
   ninja -C build -j"$(nproc)" >> /tmp/build.log 2>&1
 status=$?
 if [ $status -ne 0 ]; then tail -60 /tmp/build.log; exit $status; fi

@@ -5,7 +5,8 @@
 // in fp32 (relative error ≤ 1e-5) and bf16 storage (≤ 1e-2; references take the same bf16-rounded
 // inputs). Every output and the workspace are poisoned with NaN first, so unwritten elements fail.
 // Then every registered attention op's GPU implementation (op_registry.h, as bench-attention runs
-// it) against the same op's CPU implementation in float64.
+// it) against the same op's CPU implementation in float64. Kernels with a Hopper form (core/cuda/
+// hopper.h) are checked in both forms on an H100/H200.
 #ifdef PATHBENCH_WITH_CUDA
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
@@ -26,6 +27,7 @@
 #include "core/attention/softmax/softmax_attention.h"
 #include "core/attention/softmax/cuda/softmax_kernels.h"
 #include "core/cuda/buffer.h"
+#include "core/cuda/hopper.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "tests/attention_reference.h"
@@ -37,6 +39,21 @@ namespace {
 using cuda::bf16;
 using Host = std::vector<double>;
 using testing::relative_error;
+
+// Runs body once per kernel form this GPU runs: the Hopper forms where available, then the portable
+// ones; the default (Hopper where available) is back afterwards, even when a check throws.
+template <typename F>
+void for_each_kernel_form(F&& body) {
+  struct RestoreDefault {
+    ~RestoreDefault() { cuda::set_hopper_kernels(true); }
+  } restore;
+  for (const bool hopper : {true, false}) {
+    if (hopper && !cuda::hopper_kernels_available()) continue;
+    cuda::set_hopper_kernels(hopper);
+    INFO((hopper ? "Hopper kernels" : "portable kernels"));
+    body();
+  }
+}
 
 void check(cudaError_t e) { REQUIRE(e == cudaSuccess); }
 
@@ -422,26 +439,46 @@ TEST_CASE("every registered attention op's GPU implementation matches its CPU im
   settings.rope_base = 500;
   uint64_t seed = 600;
   size_t checked = 0;
-  for (const auto& op : attention_ops()) {
-    if (!op.gpu_float) continue;
-    ++checked;
-    for (const auto& sh : kShapes) {
-      if (!op.head_dim_problem(sh.D).empty()) continue;
-      settings.remainder_to_current = seed % 4 == 0;
-      check_gpu_op<float>(op, sh, settings, seed++);
-      check_gpu_op<bf16>(op, sh, settings, seed++);
+  for_each_kernel_form([&] {
+    for (const auto& op : attention_ops()) {
+      if (!op.gpu_float) continue;
+      ++checked;
+      for (const auto& sh : kShapes) {
+        if (!op.head_dim_problem(sh.D).empty()) continue;
+        settings.remainder_to_current = seed % 4 == 0;
+        check_gpu_op<float>(op, sh, settings, seed++);
+        check_gpu_op<bf16>(op, sh, settings, seed++);
+      }
     }
-  }
+  });
   CHECK(checked >= 6);  // every built-in op has a GPU implementation
 }
 
 TEST_CASE("CUDA softmax attention (nope, fox) matches the CPU kernel", "[cuda]") {
-  uint64_t seed = 1;
-  for (const auto& sh : kShapes)
-    for (bool gate : {false, true}) {
-      check_softmax<float>(sh, gate, seed++);
-      check_softmax<bf16>(sh, gate, seed++);
-    }
+  for_each_kernel_form([] {
+    uint64_t seed = 1;
+    for (const auto& sh : kShapes)
+      for (bool gate : {false, true}) {
+        check_softmax<float>(sh, gate, seed++);
+        check_softmax<bf16>(sh, gate, seed++);
+      }
+  });
+}
+
+TEST_CASE("an H100/H200 runs the Hopper kernels when the build holds sm_90a code", "[cuda]") {
+  int device = 0, major = 0, minor = 0;
+  REQUIRE(cudaGetDevice(&device) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess);
+#ifdef PATHBENCH_CUDA_SM90A
+  CHECK(cuda::hopper_kernels_available() == (major == 9 && minor == 0));
+#else
+  CHECK_FALSE(cuda::hopper_kernels_available());
+#endif
+  cuda::set_hopper_kernels(false);
+  CHECK_FALSE(cuda::hopper_kernels());
+  cuda::set_hopper_kernels(true);
+  CHECK(cuda::hopper_kernels() == cuda::hopper_kernels_available());
 }
 
 TEST_CASE("CUDA RoPE rotation matches the CPU kernel", "[cuda]") {
@@ -569,15 +606,18 @@ TEST_CASE("CUDA PaTH backward with spans of several chunks", "[cuda]") {
   // 10 chunks in spans of 1 (every chunk pair crosses spans), 2, 3 (a short last span), 4 and 10
   // (one span: every pair inside it), so the span transforms, movers, query chain, span gradients
   // and in-span scan each carry part of the gradient; then other head dims and ragged ends.
-  uint64_t seed = 450;
-  for (int64_t span : {1, 2, 3, 4, 10}) {
-    check_path<float>({2, 600, 64}, span % 2 == 1, seed++, span);
-    check_path<bf16>({2, 600, 64}, span % 2 == 0, seed++, span);
-  }
-  check_path<float>({1, 777, 128}, true, seed++, 3);  // 13 chunks: 5 spans
-  check_path<bf16>({1, 777, 128}, true, seed++, 3);
-  check_path<float>({3, 300, 16}, true, seed++, 2);
-  check_path<bf16>({2, 450, 32}, false, seed++, 2);
+  // The pairs across spans go through the key-major backward, whose Hopper form is checked too.
+  for_each_kernel_form([] {
+    uint64_t seed = 450;
+    for (int64_t span : {1, 2, 3, 4, 10}) {
+      check_path<float>({2, 600, 64}, span % 2 == 1, seed++, span);
+      check_path<bf16>({2, 600, 64}, span % 2 == 0, seed++, span);
+    }
+    check_path<float>({1, 777, 128}, true, seed++, 3);  // 13 chunks: 5 spans
+    check_path<bf16>({1, 777, 128}, true, seed++, 3);
+    check_path<float>({3, 300, 16}, true, seed++, 2);
+    check_path<bf16>({2, 450, 32}, false, seed++, 2);
+  });
 }
 
 // A forward alone (evaluation) leaves out what only the backward reads; what it writes is what the

@@ -2,41 +2,18 @@
 // attention (softmax_kernels.cu) and PaTH's cross-span pass (path_backward.cu): one block per 64
 // keys streams the query blocks that see them through a two-stage cp.async pipeline, recomputes
 // P = exp(s·qᵀk + bias − lse) and dS = P ∘ (dP − δ), keeps dK and dV in registers and adds s·dS·K
-// into an fp32 dQ accumulator with atomics. The FoX bias g·(c_i − c_j) only adds −g·Σ_i dS_ij to
-// the key's gate gradient (the row sums of dS vanish: Σ_j P_ij (dP_ij − δ_i) = 0).
+// into an fp32 dQ accumulator with atomics. This is the portable form (mma.sync, any GPU the build
+// targets); on Hopper, bf16 at D = 64 and 128 goes to the wgmma form (key_major_backward_hopper.cuh).
 #pragma once
 #include <type_traits>
 
+#include "core/attention/cuda/key_major_backward_hopper.cuh"
+#include "core/attention/cuda/key_major_tile.cuh"
 #include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/cuda/tiles.cuh"
+#include "core/cuda/hopper.h"
 
 namespace pathbench::cuda {
-
-// Where the kernel reads and writes, per slice bh (of batch_heads) and key block kb. Token t of a
-// slice is row t of every [.., D] tensor named here; `*_slice` are the row counts between slices.
-// Causal (span_blocks = 0): key block kb meets query blocks kb … last, key ≤ query. Spans
-// (span_blocks = s > 0): key block kb of span j = kb / s meets every query of the blocks after its
-// span, whose queries for that span are q + j·q_span (PaTH: queries moved to span j's end).
-template <typename S, typename O>
-struct KeyMajorBackwardArgs {
-  int64_t batch_heads = 0, length = 0;  // BH, T
-  float scale = 0, gate_scale = 1;      // s, g
-  int span_blocks = 0;
-  const S* k = nullptr;  // [BH, k_slice, D]
-  int64_t k_slice = 0;
-  const S* q = nullptr;   // [BH, q_slice, D], span j at + j·q_span rows
-  float* dq = nullptr;    // fp32, zeroed, same layout as q: receives s·dS·K
-  int64_t q_slice = 0, q_span = 0;
-  const S* v = nullptr;             // [BH, T, D]
-  const S* d_o = nullptr;           // [BH, T, D]
-  const float* lse = nullptr;       // [BH, T] natural log
-  const float* delta = nullptr;     // [BH, T] rowsum(dO ∘ O)
-  const float* gate = nullptr;      // [BH, T] cumulative log gates or null
-  O* dk = nullptr;                  // [BH, out_slice, D] s·dSᵀ Q
-  O* dv = nullptr;                  // [BH, out_slice, D] Pᵀ dO
-  float* d_gate = nullptr;          // [BH, out_slice] −g·Σ_i dS_ij, or null
-  int64_t out_slice = 0;            // ≥ T; rows past T are written as zeros
-};
 
 namespace detail {
 
@@ -119,28 +96,14 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
     zero(ds);
     mma_ss<BLayout::NK, false, 8, KTD>(p, sk + 16 * w * ld, ld, tq, ld);
     mma_ss<BLayout::NK, false, 8, KTD>(ds, sv + 16 * w * ld, ld, tdo, ld);
-    // p ← P, ds ← dS. kMasked: a block with pairs that do not count (the diagonal block, queries or
-    // keys past T); the others need no test, except in the compact form (kCompact).
-    auto probabilities = [&](auto masked) {
-      constexpr bool kMasked = decltype(masked)::value;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int il = acc_col(n, e), jl = 16 * w + acc_row(e);
-          const bool visible = !kMasked || (q0 + il < T && (kCausal ? k0 + jl <= q0 + il : k0 + jl < T));
-          float xv = p[n][e] * scale2 - slse[st * kChunk + il] * kLog2e;
-          if (gate) xv += gate2 * (sgq[st * kChunk + il] - sgk[jl]);
-          const float pv = visible ? (kCompact ? exp2f(xv) : exp2_ftz(xv)) : 0.f;
-          p[n][e] = pv;
-          ds[n][e] = pv * (ds[n][e] - sdelta[st * kChunk + il]);
-          col_sum[e >> 1] += ds[n][e];
-        }
-    };
+    // p ← P, ds ← dS; only blocks with pairs that do not count test each pair, except in the compact form.
+    const QueryRows rows{slse + st * kChunk, sdelta + st * kChunk, sgq + st * kChunk};
     if (kCompact || q0 + kChunk > T || (kCausal ? qb == kb : k0 + kChunk > T))
-      probabilities(std::true_type{});
+      softmax_gradients<true, kCausal, kCompact>(p, ds, col_sum, rows, gate != nullptr, sgk, q0, k0, T, scale2,
+                                             gate2);
     else
-      probabilities(std::false_type{});
+      softmax_gradients<false, kCausal, kCompact>(p, ds, col_sum, rows, gate != nullptr, sgk, q0, k0, T, scale2,
+                                             gate2);
     mma_acc<BLayout::KN>(acc_dv, p, tdo, ld);
     mma_acc<BLayout::KN>(acc_dk, ds, tq, ld);
     store_acc(ds, sds + 16 * w * lds, lds);
@@ -171,11 +134,15 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
 
 }  // namespace detail
 
-// Queues the kernel: one block per key block and slice.
+// Queues the kernel: one block per key block and slice; the Hopper form for bf16 at D = 64 and 128
+// where hopper_kernels() holds.
 template <typename S, typename O>
 void key_major_backward(const KeyMajorBackwardArgs<S, O>& a, int64_t head_dim, cudaStream_t stream) {
   const dim3 grid(unsigned((a.length + tiles::kChunk - 1) / tiles::kChunk), unsigned(a.batch_heads));
   with_head_dim(head_dim, [&]<int D>() {
+    if constexpr (std::is_same_v<S, bf16> && D % wgmma::kPanelCols == 0) {
+      if (hopper_kernels()) return detail::key_major_backward_hopper<O, D>(a, stream);
+    }
     using L = detail::KeyMajorLayout<S, D>;
     auto kernel = a.span_blocks == 0 ? detail::key_major_backward_kernel<S, O, D, true>
                                      : detail::key_major_backward_kernel<S, O, D, false>;

@@ -1,0 +1,176 @@
+// Hopper (sm_90a) warpgroup matrix products for the attention kernels: shared tiles in the 128-byte
+// swizzled layout the tensor cores read without passing through registers, their matrix
+// descriptors, and wgmma.mma_async m64n64k16 (bf16 operands, fp32 accumulators) with A from shared
+// memory or from registers. The warpgroup is a block's 4 warps; warp w holds accumulator rows
+// 16w … 16w+15 in the register layout of tiles.cuh (acc[n][e]: rows g, g+8, columns 8n+2t, +1), so
+// per-element code written for mma.sync serves both.
+//
+// Swizzled tile: a [rows, cols] bf16 tile (cols a multiple of 64) is cols/64 panels, one after the
+// other, each rows × 64 columns with 128-byte rows; the 16-byte granule c of row r sits at granule
+// c ^ (r % 8) of its row. Tiles start on 1,024-byte boundaries (the swizzle's period). Used as an
+// operand, such a tile is either K-major (rows are M or N, the panels' columns K) or MN-major (rows
+// are K, columns M or N).
+//
+// Every function here compiles to nothing useful without sm_90a (the wgmma instructions exist
+// only there): kernels that call them are guarded by PATHBENCH_SM90A_DEVICE and launched only
+// where hopper_kernels() (core/cuda/hopper.h) says so.
+#pragma once
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "core/attention/cuda/tiles.cuh"
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define PATHBENCH_SM90A_DEVICE 1
+#else
+#define PATHBENCH_SM90A_DEVICE 0
+#endif
+
+namespace pathbench::cuda::wgmma {
+
+using tiles::bf16;
+
+constexpr int kPanelCols = 64;        // bf16 columns of a panel: one 128-byte row
+constexpr int kRowBytes = 128;
+constexpr int kSwizzleBytes = 1024;   // the swizzle's period: 8 rows
+
+// The first 1,024-byte boundary at or after p in shared memory (dynamic shared memory is only
+// 16-byte aligned); a kernel reserves kSwizzleBytes more than its tiles need.
+__device__ __forceinline__ unsigned char* align_to_swizzle(unsigned char* p) {
+  const uint32_t addr = uint32_t(__cvta_generic_to_shared(p));
+  return p + ((kSwizzleBytes - addr % kSwizzleBytes) % kSwizzleBytes);
+}
+// Bytes of a [rows, cols] swizzled tile, and the byte offset of its element (r, c).
+__host__ __device__ constexpr int tile_bytes(int rows, int cols) { return rows * cols * 2; }
+__host__ __device__ constexpr int swizzled_offset(int rows, int r, int c) {
+  return (c / kPanelCols) * rows * kRowBytes + r * kRowBytes + ((((c % kPanelCols) / 8) ^ (r % 8)) * 16) +
+         (c % 8) * 2;
+}
+
+// Starts copying rows 0..ROWS−1 (COLS elements each, global row stride ld) into a swizzled tile;
+// rows at or past `valid` are zeros. The whole block calls it; commit/wait as for tiles.cuh's loads.
+template <int ROWS, int COLS>
+__device__ __forceinline__ void load_tile_async(bf16* smem, const bf16* gmem, int64_t ld, int valid) {
+  static_assert(COLS % kPanelCols == 0, "swizzled tiles are whole 64-column panels");
+  constexpr int kGranules = COLS / 8;
+  const int last = valid > 0 ? valid - 1 : 0;
+  unsigned char* base = reinterpret_cast<unsigned char*>(smem);
+  for (int i = int(threadIdx.x); i < ROWS * kGranules; i += tiles::kThreads) {
+    const int r = i / kGranules, c = (i % kGranules) * 8;
+    const bf16* src = gmem + int64_t(r < valid ? r : last) * ld + c;
+    tiles::cp_async16(base + swizzled_offset(ROWS, r, c), src, r < valid ? 16 : 0);
+  }
+}
+
+// Stores the warp's 16 accumulator rows (16w …, 64 columns) into rows row0 … row0+15 of a swizzled
+// [ROWS, 64] tile as bf16.
+template <int ROWS>
+__device__ __forceinline__ void store_acc(const float (&acc)[8][4], bf16* smem, int row0) {
+  const int g = tiles::lane_id() / 4, t = tiles::lane_id() % 4;
+  unsigned char* base = reinterpret_cast<unsigned char*>(smem);
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    tiles::store_pair(reinterpret_cast<bf16*>(base + swizzled_offset(ROWS, row0 + g, 8 * n + 2 * t)), acc[n][0],
+                      acc[n][1]);
+    tiles::store_pair(reinterpret_cast<bf16*>(base + swizzled_offset(ROWS, row0 + g + 8, 8 * n + 2 * t)), acc[n][2],
+                      acc[n][3]);
+  }
+}
+
+// A shared-memory matrix descriptor with 128-byte swizzling: start address, leading and stride
+// byte offsets (each in 16-byte units, 14 bits).
+__device__ __forceinline__ uint64_t descriptor(const void* start, uint32_t leading_bytes, uint32_t stride_bytes) {
+  const uint32_t addr = uint32_t(__cvta_generic_to_shared(start));
+  return uint64_t((addr >> 4) & 0x3FFF) | uint64_t((leading_bytes >> 4) & 0x3FFF) << 16 |
+         uint64_t((stride_bytes >> 4) & 0x3FFF) << 32 | uint64_t(1) << 62;
+}
+// A K-major operand's 16 columns k0 = 16·kt … of a [ROWS, K] swizzled tile: within a panel the
+// k-slices are 32 bytes apart (the hardware applies the swizzle to the address it forms); groups
+// of 8 rows are 1,024 bytes apart; the leading offset is unused.
+template <int ROWS>
+__device__ __forceinline__ uint64_t k_major(const bf16* tile, int kt) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(tile);
+  return descriptor(p + (kt / 4) * ROWS * kRowBytes + (kt % 4) * 32, 16, kSwizzleBytes);
+}
+// An MN-major operand's rows 16·kt … 16·kt+15 (K) and panel `panel` (64 of M or N) of a [ROWS, ·]
+// swizzled tile: groups of 8 K-rows 1,024 bytes apart; the leading offset (to the next panel)
+// is unused by the 64-wide products here.
+template <int ROWS>
+__device__ __forceinline__ uint64_t mn_major(const bf16* tile, int panel, int kt) {
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(tile);
+  return descriptor(p + panel * ROWS * kRowBytes + kt * 16 * kRowBytes, ROWS * kRowBytes, kSwizzleBytes);
+}
+
+// Makes this thread's ordinary shared-memory writes (stores, cp.async copies it waited for) visible
+// to the tensor cores' reads: each writing thread runs it before the barrier that precedes them.
+__device__ __forceinline__ void fence_shared_for_tensor_cores() {
+#if PATHBENCH_SM90A_DEVICE
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+// Orders the warpgroup's register and shared-memory accesses before the products issued next.
+__device__ __forceinline__ void arrive() {
+#if PATHBENCH_SM90A_DEVICE
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void commit() {
+#if PATHBENCH_SM90A_DEVICE
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+// Waits until at most N committed groups of products are still running.
+template <int N>
+__device__ __forceinline__ void wait() {
+#if PATHBENCH_SM90A_DEVICE
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+#endif
+}
+// Ties an accumulator's registers to this point of the program, so that the compiler neither reads
+// them before the products that write them have been waited for nor moves them around the issue.
+__device__ __forceinline__ void fence_operands(float (&acc)[8][4]) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(acc[n][e])::"memory");
+}
+
+#define PATHBENCH_WGMMA_ACC                                                                                    \
+  "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),    \
+      "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), \
+      "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), \
+      "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), \
+      "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+#define PATHBENCH_WGMMA_D                                                                                      \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, " \
+  "%23, %24, %25, %26, %27, %28, %29, %30, %31}"
+
+// d (64 × 64, this warp's 16 rows) = A·B (+ d when accumulate): A 64 × 16 and B 16 × 64 from shared
+// memory; kTransA: A is M-major (else K-major), kTransB: B is N-major (else K-major).
+template <int kTransA, int kTransB>
+__device__ __forceinline__ void mma_ss(float (&d)[8][4], uint64_t a, uint64_t b, bool accumulate) {
+#if PATHBENCH_SM90A_DEVICE
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " PATHBENCH_WGMMA_D ", %32, %33, p, 1, 1, %35, %36;\n}\n"
+      : PATHBENCH_WGMMA_ACC
+      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(kTransA), "n"(kTransB));
+#endif
+}
+// The same with A (this warp's 16 rows × 16, mma.sync's A fragment layout) from registers.
+template <int kTransB>
+__device__ __forceinline__ void mma_rs(float (&d)[8][4], const tiles::Frag16<bf16>& a, uint64_t b, bool accumulate) {
+#if PATHBENCH_SM90A_DEVICE
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " PATHBENCH_WGMMA_D
+      ", {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+      : PATHBENCH_WGMMA_ACC
+      : "r"(a.r[0]), "r"(a.r[1]), "r"(a.r[2]), "r"(a.r[3]), "l"(b), "r"(int(accumulate)), "n"(kTransB));
+#endif
+}
+#undef PATHBENCH_WGMMA_ACC
+#undef PATHBENCH_WGMMA_D
+
+}  // namespace pathbench::cuda::wgmma

@@ -1,0 +1,17 @@
+// Whether the Hopper-only kernels run (wgmma, built for sm_90a): they replace their portable
+// (mma.sync) counterparts where the build holds sm_90a code (CMAKE_CUDA_ARCHITECTURES naming 90a)
+// and the current device is a compute-capability 9.0 GPU (H100, H200). Tests and benchmarks switch
+// them off to run the portable kernels on the same GPU; both must pass the same conformance tests.
+#pragma once
+
+namespace pathbench::cuda {
+
+// Whether this build and the current device can run the Hopper kernels.
+bool hopper_kernels_available();
+// Whether the kernels that have a Hopper form use it now: available and not switched off.
+bool hopper_kernels();
+// Switches the Hopper forms off (false) or back on (true, where available), process-wide; queue no
+// work from other threads while switching.
+void set_hopper_kernels(bool enabled);
+
+}  // namespace pathbench::cuda
