@@ -136,6 +136,14 @@ __device__ __forceinline__ void fence_operands(float (&acc)[8][4]) {
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(acc[n][e])::"memory");
 }
 
+// Columns 64·h … 64·h+63 of a wider accumulator (8·panels tiles of 8 columns) as one 64-column
+// accumulator, for products one panel at a time.
+template <int NT>
+__device__ __forceinline__ float (&panel(float (&acc)[NT][4], int h))[8][4] {
+  static_assert(NT % 8 == 0, "an accumulator of whole 64-column panels");
+  return *reinterpret_cast<float(*)[8][4]>(&acc[8 * h]);
+}
+
 #define PATHBENCH_WGMMA_ACC                                                                                    \
   "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]),    \
       "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), \

@@ -1,11 +1,15 @@
 // Causal softmax attention, CUDA (FlashAttention-2 style). Forward: one block per 64 query rows,
 // keys streamed in blocks of 64 through a two-stage cp.async pipeline, online softmax in
-// registers; the FoX bias adds g·(c_i − c_j) to logits. Backward: the key-major kernel of
-// key_major_backward.cuh over the whole causal slice.
+// registers; the FoX bias adds g·(c_i − c_j) to logits. Its products run on mma.sync (the portable
+// form) or, on Hopper for bf16 at D = 64 and 128, as warpgroup products (wgmma.cuh) that read K and V
+// from shared memory once per block. Backward: the key-major kernel of key_major_backward.cuh over
+// the whole causal slice.
+#include "core/attention/cuda/key_major_backward.cuh"
 #include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/cuda/tiles.cuh"
-#include "core/attention/cuda/key_major_backward.cuh"
+#include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/softmax/cuda/softmax_kernels.h"
+#include "core/cuda/hopper.h"
 
 namespace pathbench::cuda {
 
@@ -20,6 +24,31 @@ struct SoftmaxLayout {
   // Q + 2 stages × (K, V) tiles, then 2 stages × 64 key gates.
   static constexpr size_t forward_bytes = 5 * tile * sizeof(S) + 2 * kChunk * sizeof(float);
 };
+
+// This warp's 16 query rows × 64 keys of one block pair: x holds Q·Kᵀ on entry and the logits in
+// log₂ units on return, with the FoX bias g·(c_i − c_j) when gated (row_gate: the thread's two
+// rows' c_i; key_gate: the block's c_j) and −∞ for keys after the query on the diagonal block.
+__device__ __forceinline__ void causal_logits(float (&x)[8][4], bool diagonal, bool gated, const float (&row_gate)[2],
+                                              const float* key_gate, float scale2, float gate2) {
+  const int w = warp_id();
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int jl = acc_col(n, e), il = 16 * w + acc_row(e);
+      float xv = x[n][e] * scale2;
+      if (gated) xv += gate2 * (row_gate[e >> 1] - key_gate[jl]);
+      x[n][e] = (diagonal && jl > il) ? -INFINITY : xv;
+    }
+}
+
+// The cumulative log gates c_i of the thread's two rows (zero without gates or past T).
+__device__ __forceinline__ void row_gates(float (&row_gate)[2], const float* gate, int q0, int T) {
+  for (int r = 0; r < 2; ++r) {
+    const int i = q0 + 16 * warp_id() + acc_row(2 * r);
+    row_gate[r] = gate && i < T ? gate[i] : 0.f;
+  }
+}
 
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttentionCudaArgs<S> a, S* o, float* lse) {
@@ -51,11 +80,8 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
   cp_async_commit();
 
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
-  float row_gate[2] = {0.f, 0.f};
-  for (int r = 0; r < 2; ++r) {
-    const int i = q0 + 16 * w + acc_row(2 * r);
-    if (gate && i < T) row_gate[r] = gate[i];
-  }
+  float row_gate[2];
+  row_gates(row_gate, gate, q0, T);
   OnlineSoftmax sm;
   float acc_o[NTD][4];
   zero(acc_o);
@@ -68,15 +94,7 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
     float x[8][4];
     zero(x);
     mma_ss<BLayout::NK, false, 8, KTD>(x, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
-#pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int jl = acc_col(n, e), il = 16 * w + acc_row(e);
-        float xv = x[n][e] * scale2;
-        if (gate) xv += gate2 * (row_gate[e >> 1] - sgate[st * kChunk + jl]);
-        x[n][e] = (kb == qb && jl > il) ? -INFINITY : xv;
-      }
+    causal_logits(x, kb == qb, gate != nullptr, row_gate, sgate + st * kChunk, scale2, gate2);
     sm.update(x, acc_o);
     mma_acc<BLayout::KN>(acc_o, x, sv + st * L::tile, ld);
   }
@@ -85,6 +103,93 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
   const int row0 = q0 + 16 * w;
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
   store_row_pair(lse + base + row0, row_lse, T - row0);
+}
+
+// The forward on Hopper (bf16, D = 64 or 128): the same loop, with S = Q Kᵀ (both K-major) and
+// O += P V (P from registers, V N-major) as warpgroup products over swizzled tiles.
+template <int D>
+struct SoftmaxHopperLayout {
+  static constexpr int tile = wgmma::tile_bytes(kChunk, D);
+  // Q + 2 stages × (K, V) tiles, then 2 stages × 64 key gates, plus room to align the start.
+  static constexpr size_t forward_bytes = 5 * tile + 2 * kChunk * sizeof(float) + wgmma::kSwizzleBytes;
+};
+
+template <int D>
+__global__ void __launch_bounds__(kThreads, 2)
+    softmax_forward_hopper_kernel(SoftmaxAttentionCudaArgs<bf16> a, bf16* o, float* lse) {
+#if PATHBENCH_SM90A_DEVICE
+  using L = SoftmaxHopperLayout<D>;
+  constexpr int NTD = D / 8, KTD = D / 16, kPanels = D / wgmma::kPanelCols;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
+  bf16* sq = reinterpret_cast<bf16*>(smem);                                        // [64, D]
+  auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (1 + st) * L::tile); };  // [2][64, D]
+  auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (3 + st) * L::tile); };  // [2][64, D]
+  float* sgate = reinterpret_cast<float*>(smem + 5 * L::tile);                   // [2][64]
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);  // longest rows first
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const bf16* k = a.k + base * D;
+  const bf16* v = a.v + base * D;
+  const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+  const int q0 = qb * kChunk, w = warp_id();
+
+  auto issue = [&](int kb) {
+    const int st = kb & 1, k0 = kb * kChunk;
+    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0);
+    if (gate) load_row_values_async(sgate + st * kChunk, gate + k0, kChunk, T - k0);
+  };
+  wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
+  float row_gate[2];
+  row_gates(row_gate, gate, q0, T);
+  OnlineSoftmax sm;
+  float acc_o[NTD][4];
+  zero(acc_o);
+  for (int kb = 0; kb <= qb; ++kb) {
+    cp_async_wait<0>();
+    wgmma::fence_shared_for_tensor_cores();
+    __syncthreads();
+    if (kb < qb) issue(kb + 1);
+    cp_async_commit();
+    const int st = kb & 1;
+    float x[8][4];
+    wgmma::arrive();
+#pragma unroll
+    for (int kt = 0; kt < KTD; ++kt)
+      wgmma::mma_ss<0, 0>(x, wgmma::k_major<kChunk>(sq, kt), wgmma::k_major<kChunk>(sk(st), kt), kt > 0);
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(x);
+    causal_logits(x, kb == qb, gate != nullptr, row_gate, sgate + st * kChunk, scale2, gate2);
+    sm.update(x, acc_o);
+    Frag16<bf16> fp[4];
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) frag_from_acc(fp[kt], x, kt);
+    wgmma::arrive();
+#pragma unroll
+    for (int h = 0; h < kPanels; ++h)
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt)
+        wgmma::mma_rs<1>(wgmma::panel(acc_o, h), fp[kt], wgmma::mn_major<kChunk>(sv(st), h, kt), true);
+    wgmma::commit();
+    wgmma::wait<0>();
+#pragma unroll
+    for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));
+  }
+  float row_lse[2];
+  sm.finish(acc_o, row_lse);
+  const int row0 = q0 + 16 * w;
+  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
+  store_row_pair(lse + base + row0, row_lse, T - row0);
+#else
+  __trap();  // launched only where hopper_kernels() holds
+#endif
 }
 
 template <typename S>
@@ -99,6 +204,11 @@ void softmax_attention_forward(const SoftmaxAttentionCudaArgs<S>& a, S* o, float
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "softmax_attention_forward (cuda)");
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (std::is_same_v<S, bf16> && D % wgmma::kPanelCols == 0) {
+      if (hopper_kernels())
+        return launch_kernel(softmax_forward_hopper_kernel<D>, grid, SoftmaxHopperLayout<D>::forward_bytes, stream,
+                             "softmax_forward_hopper_kernel", a, o, lse);
+    }
     launch_kernel(softmax_forward_kernel<S, D>, grid, SoftmaxLayout<S, D>::forward_bytes, stream,
                   "softmax_forward_kernel", a, o, lse);
   });
