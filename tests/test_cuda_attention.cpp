@@ -495,16 +495,19 @@ TEST_CASE("CUDA RoPE rotation matches the CPU kernel", "[cuda]") {
 }
 
 TEST_CASE("CUDA stick-breaking attention matches float64 brute force", "[cuda]") {
-  uint64_t seed = 200;
-  for (const auto& sh : kShapes)
-    for (bool remainder : {false, true}) {
-      check_sba<float>(sh, remainder, seed++);
-      check_sba<bf16>(sh, remainder, seed++);
-    }
-  // 32 key blocks: the backward's later-key sums start from each row's whole softplus sum S_i, which
-  // grows with T, so a long row checks that taking the blocks seen off S_i loses nothing.
-  check_sba<float>({1, 2000, 64}, true, seed++);
-  check_sba<bf16>({1, 2000, 64}, false, seed++);
+  for_each_kernel_form([] {
+    uint64_t seed = 200;
+    for (const auto& sh : kShapes)
+      for (bool remainder : {false, true}) {
+        check_sba<float>(sh, remainder, seed++);
+        check_sba<bf16>(sh, remainder, seed++);
+      }
+    // 32 key blocks: the backward's later-key sums start from each row's whole softplus sum S_i, which
+    // grows with T, so a long row checks that taking the blocks seen off S_i loses nothing.
+    check_sba<float>({1, 2000, 64}, true, seed++);
+    check_sba<bf16>({1, 2000, 64}, false, seed++);
+    check_sba<bf16>({1, 2000, 128}, true, seed++);
+  });
 }
 
 TEST_CASE("CUDA PaTH and PaTH-FoX attention match float64 brute force", "[cuda]") {

@@ -78,6 +78,21 @@ __device__ __forceinline__ void store_acc(const float (&acc)[8][4], bf16* smem, 
   }
 }
 
+// Loads rows row0 … row0+15, columns col0 … col0+63 of a swizzled [ROWS, ·] tile into the warp's
+// accumulator layout.
+template <int ROWS>
+__device__ __forceinline__ void load_acc(float (&acc)[8][4], const bf16* smem, int row0, int col0) {
+  const int g = tiles::lane_id() / 4, t = tiles::lane_id() % 4;
+  const unsigned char* base = reinterpret_cast<const unsigned char*>(smem);
+#pragma unroll
+  for (int n = 0; n < 8; ++n) {
+    const int c = col0 + 8 * n + 2 * t;
+    const float2 a = tiles::load_pair(reinterpret_cast<const bf16*>(base + swizzled_offset(ROWS, row0 + g, c)));
+    const float2 b = tiles::load_pair(reinterpret_cast<const bf16*>(base + swizzled_offset(ROWS, row0 + g + 8, c)));
+    acc[n][0] = a.x, acc[n][1] = a.y, acc[n][2] = b.x, acc[n][3] = b.y;
+  }
+}
+
 // A shared-memory matrix descriptor with 128-byte swizzling: start address, leading and stride
 // byte offsets (each in 16-byte units, 14 bits).
 __device__ __forceinline__ uint64_t descriptor(const void* start, uint32_t leading_bytes, uint32_t stride_bytes) {

@@ -1,0 +1,212 @@
+// Stick-breaking attention on Hopper (sm_90a, bf16, D = 64 or 128): the algorithm of sba_kernels.cu —
+// one block per 64 query rows, the forward scanning key blocks from the diagonal leftwards, the
+// backward in one pass from key 0 rightwards with dq in registers and dk, dv added by atomics — with
+// every product a warpgroup product (wgmma.cuh) over swizzled tiles: z = Q Kᵀ and dO Vᵀ (both
+// operands K-major), o += a V and dq += dz K (a, dz from registers; V, K N-major), dK = dzᵀ Q and
+// dV = aᵀ dO (dz, a through shared memory, M-major; Q, dO N-major). The per-element steps are
+// sba_steps.cuh's, shared with the portable kernels.
+#pragma once
+#include "core/attention/cuda/tiles.cuh"
+#include "core/attention/cuda/wgmma.cuh"
+#include "core/attention/sba/cuda/sba_kernels.h"
+#include "core/attention/sba/cuda/sba_steps.cuh"
+
+namespace pathbench::cuda::sba {
+
+template <int D>
+struct SbaHopperLayout {
+  static constexpr int tile = wgmma::tile_bytes(kChunk, D);              // a swizzled [64, D] tile
+  static constexpr int square = wgmma::tile_bytes(kChunk, kChunk);       // a swizzled [64, 64] tile
+  static constexpr size_t forward_bytes = 5 * tile + wgmma::kSwizzleBytes;  // Q + 2 × (K, V)
+  // Q, dO, 2 × (K, V), then the weights a and dz [64 queries, 64 keys]
+  static constexpr size_t backward_bytes = 6 * tile + 2 * square + wgmma::kSwizzleBytes;
+};
+
+template <int D>
+__global__ void __launch_bounds__(kThreads, 2)
+    sba_forward_hopper_kernel(StickBreakingCudaArgs<bf16> a, bf16* o, float* totals_hi, float* totals_lo) {
+#if PATHBENCH_SM90A_DEVICE
+  using L = SbaHopperLayout<D>;
+  constexpr int NTD = D / 8, KTD = D / 16, kPanels = D / wgmma::kPanelCols;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
+  bf16* sq = reinterpret_cast<bf16*>(smem);                                                   // [64, D]
+  auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (1 + st) * L::tile); };  // [2][64, D]
+  auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (3 + st) * L::tile); };  // [2][64, D]
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const bf16* k = a.k + base * D;
+  const bf16* v = a.v + base * D;
+  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
+  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
+  const float scale2 = a.scale * kLog2e;
+
+  auto issue = [&](int it) {
+    const int st = it & 1, k0 = (qb - it) * kChunk;
+    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0);
+  };
+  wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  ForwardRows rows;
+  float acc_o[NTD][4];
+  zero(acc_o);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    wgmma::fence_shared_for_tensor_cores();
+    __syncthreads();
+    if (it < qb) issue(it + 1);
+    cp_async_commit();
+    const int st = it & 1, k0 = (qb - it) * kChunk;
+    float z[8][4];
+    wgmma::arrive();
+#pragma unroll
+    for (int kt = 0; kt < KTD; ++kt)
+      wgmma::mma_ss<0, 0>(z, wgmma::k_major<kChunk>(sq, kt), wgmma::k_major<kChunk>(sk(st), kt), kt > 0);
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(z);
+    forward_weights<true>(z, rows, it == 0 || masked_rows, scale2, row0, k0, T);
+    Frag16<bf16> fa[4];
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) frag_from_acc(fa[kt], z, kt);
+    wgmma::arrive();
+#pragma unroll
+    for (int h = 0; h < kPanels; ++h)
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt)
+        wgmma::mma_rs<1>(wgmma::panel(acc_o, h), fa[kt], wgmma::mn_major<kChunk>(sv(st), h, kt), true);
+    wgmma::commit();
+    wgmma::wait<0>();
+#pragma unroll
+    for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));
+  }
+  store_row_pair(totals_hi + base + row0, rows.carry, T - row0);
+  store_row_pair(totals_lo + base + row0, rows.carry_lo, T - row0);
+  if (a.remainder_to_current) add_remainder(acc_o, rows.mass, v, row0, T);
+  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
+#else
+  __trap();  // launched only where hopper_kernels() holds
+#endif
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads, 2)
+    sba_backward_hopper_kernel(StickBreakingCudaArgs<bf16> a, const float* totals_hi, const float* totals_lo,
+                               const bf16* d_o, bf16* dq, float* dk_acc, float* dv_acc) {
+#if PATHBENCH_SM90A_DEVICE
+  using L = SbaHopperLayout<D>;
+  constexpr int NTD = D / 8, KTD = D / 16, kPanels = D / wgmma::kPanelCols;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
+  bf16* sq = reinterpret_cast<bf16*>(smem);                                                   // [64, D]
+  bf16* sdo = reinterpret_cast<bf16*>(smem + L::tile);                                        // [64, D]
+  auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (2 + st) * L::tile); };  // [2][64, D]
+  auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (4 + st) * L::tile); };  // [2][64, D]
+  bf16* sa = reinterpret_cast<bf16*>(smem + 6 * L::tile);                 // [64 queries, 64 keys] a
+  bf16* sdz = reinterpret_cast<bf16*>(smem + 6 * L::tile + L::square);   // [64 queries, 64 keys] dz
+
+  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
+  const int qb = nblocks - 1 - int(blockIdx.x);
+  const int64_t base = int64_t(blockIdx.y) * T;
+  const bf16* k = a.k + base * D;
+  const bf16* v = a.v + base * D;
+  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
+  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
+  const float scale2 = a.scale * kLog2e;
+
+  auto issue = [&](int it) {
+    const int st = it & 1, k0 = it * kChunk;
+    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0);
+  };
+  wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  wgmma::load_tile_async<kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
+  issue(0);
+  cp_async_commit();
+
+  BackwardRows rows = backward_rows<D>(a, totals_hi, totals_lo, d_o, base, row0);
+  float acc_dq[NTD][4];
+  zero(acc_dq);
+  for (int it = 0; it <= qb; ++it) {
+    cp_async_wait<0>();
+    wgmma::fence_shared_for_tensor_cores();
+    __syncthreads();
+    if (it < qb) issue(it + 1);
+    cp_async_commit();
+    const int st = it & 1, k0 = it * kChunk;
+    const bf16* tk = sk(st);
+    float z[8][4], dpv[8][4], dz[8][4];
+    wgmma::arrive();
+#pragma unroll
+    for (int kt = 0; kt < KTD; ++kt)
+      wgmma::mma_ss<0, 0>(z, wgmma::k_major<kChunk>(sq, kt), wgmma::k_major<kChunk>(tk, kt), kt > 0);
+#pragma unroll
+    for (int kt = 0; kt < KTD; ++kt)
+      wgmma::mma_ss<0, 0>(dpv, wgmma::k_major<kChunk>(sdo, kt), wgmma::k_major<kChunk>(sv(st), kt), kt > 0);
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(z);
+    wgmma::fence_operands(dpv);
+    // z ← a, dpv ← g, dz ← dz; kMasked: the diagonal block, or rows past T.
+    if (it == qb || masked_rows)
+      backward_weights_and_gradients<true, true>(z, dpv, dz, rows, scale2, row0, k0, T);
+    else
+      backward_weights_and_gradients<true, false>(z, dpv, dz, rows, scale2, row0, k0, T);
+    // dq += dz K (dz from registers).
+    Frag16<bf16> fdz[4];
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) frag_from_acc(fdz[kt], dz, kt);
+    wgmma::arrive();
+#pragma unroll
+    for (int h = 0; h < kPanels; ++h)
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt)
+        wgmma::mma_rs<1>(wgmma::panel(acc_dq, h), fdz[kt], wgmma::mn_major<kChunk>(tk, h, kt), true);
+    wgmma::commit();
+    // a and dz to shared memory (the product above reads registers and K only).
+    wgmma::store_acc<kChunk>(z, sa, 16 * w);
+    wgmma::store_acc<kChunk>(dz, sdz, 16 * w);
+    wgmma::fence_shared_for_tensor_cores();
+    __syncthreads();
+    // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO, 64 columns at a time.
+    const int key0 = k0 + 16 * w;
+#pragma unroll
+    for (int h = 0; h < 2 * kPanels; ++h) {
+      const bool key_grad = h < kPanels;
+      const int panel = key_grad ? h : h - kPanels;
+      float acc[8][4];
+      wgmma::arrive();
+#pragma unroll
+      for (int kt = 0; kt < 4; ++kt)
+        wgmma::mma_ss<1, 1>(acc, wgmma::mn_major<kChunk>(key_grad ? sdz : sa, 0, kt),
+                            wgmma::mn_major<kChunk>(key_grad ? sq : sdo, panel, kt), kt > 0);
+      wgmma::commit();
+      wgmma::wait<0>();
+      wgmma::fence_operands(acc);
+      float* out = (key_grad ? dk_acc : dv_acc) + (base + key0) * D + panel * wgmma::kPanelCols;
+      atomic_add_acc(acc, out, D, T - key0, key_grad ? a.scale : 1.f);
+    }
+  }
+#pragma unroll
+  for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_dq, h));
+  store_acc(acc_dq, dq + (base + row0) * D, D, T - row0, a.scale);
+  if (a.remainder_to_current) {
+#pragma unroll
+    for (int h = 0; h < kPanels; ++h) {
+      float acc[8][4];
+      wgmma::load_acc<kChunk>(acc, sdo, 16 * w, h * wgmma::kPanelCols);
+      remainder_weights(acc, rows.mass);
+      atomic_add_acc(acc, dv_acc + (base + row0) * D + h * wgmma::kPanelCols, D, T - row0);
+    }
+  }
+#else
+  __trap();  // launched only where hopper_kernels() holds
+#endif
+}
+
+}  // namespace pathbench::cuda::sba

@@ -1,0 +1,211 @@
+// The per-element steps of the stick-breaking kernels (sba_kernels.cu: mma.sync, any GPU;
+// sba_hopper.cuh: wgmma, sm_90a), on the warp's 16 query rows × 64 keys of one key block in the
+// accumulator layout of tiles.cuh: the logits' sigmoid terms, the row prefix and suffix sums, and the
+// forward's and backward's whole step from the products q·k, dO·v to the weights and gradients.
+// Logits and softplus sums are in log₂ units (·log₂e), so each weight is one 2ˣ.
+#pragma once
+#include "core/attention/cuda/tiles.cuh"
+#include "core/attention/sba/cuda/sba_kernels.h"
+
+namespace pathbench::cuda::sba {
+
+using namespace tiles;
+
+// log₂σ(z), log₂(1 + 2ᵘ) = softplus(z)·log₂e and σ(z) for u = z·log₂e, from one 2ˣ and one
+// log₂(1 + t). bf16 storage (kApprox) takes the hardware's approximate log₂ and reciprocal, whose
+// errors (≈ 2⁻²² absolute) lie far below bf16's rounding; fp32 keeps the accurate log1p and division.
+struct SigmoidTerms {
+  float log_sigmoid, softplus, sigmoid;
+};
+template <bool kApprox>
+__device__ __forceinline__ SigmoidTerms sigmoid_terms(float u) {
+  const float t = exp2_ftz(-fabsf(u));
+  const float l = kApprox ? log2_ftz(1.f + t) : log1pf(t) * kLog2e;
+  const float r = kApprox ? rcp_ftz(1.f + t) : 1.f / (1.f + t);
+  return {fminf(u, 0.f) - l, fmaxf(u, 0.f) + l, u >= 0.f ? r : t * r};
+}
+
+// The warp's 16 × 64 products q·k become log₂σ(z) in place (z = s·q·k, u = z·log₂e = q·k·scale2);
+// sp ← log₂(1 + 2ᵘ), sig ← σ(z).
+// kMasked (the diagonal block, or a block with rows past T): keys right of the query, and rows past
+// T, get log₂σ = −∞ and sp = 0. Other blocks need no test.
+template <bool kApprox, bool kMasked>
+__device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4], float (&sig)[8][4], float scale2,
+                                            int row0, int k0, int T) {
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const SigmoidTerms st = sigmoid_terms<kApprox>(z[n][e] * scale2);
+      const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+      const bool visible = !kMasked || (j <= i && i < T);
+      sp[n][e] = visible ? st.softplus : 0.f;
+      z[n][e] = visible ? st.log_sigmoid : -INFINITY;
+      sig[n][e] = st.sigmoid;
+    }
+}
+
+// For each of the thread's two rows, an exclusive sum across the 64 columns of the block (the quad's
+// threads hold columns 2t, 2t+1 of each 8-column tile): out = Σ of v over the columns to the right
+// (kSuffix) or to the left; total = the row's sum.
+template <bool kSuffix>
+__device__ __forceinline__ void row_exclusive_sums(const float (&v)[8][4], float (&out)[8][4], float (&total)[2]) {
+  const int t = lane_id() % 4, quad = lane_id() & ~3;
+  constexpr int near = kSuffix ? 1 : 0;  // of the thread's two columns, the one nearer the sum's start
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float passed = 0.f;  // sum of the tiles already passed
+#pragma unroll
+    for (int step = 0; step < 8; ++step) {
+      const int n = kSuffix ? 7 - step : step;
+      const float pair = v[n][2 * r] + v[n][2 * r + 1];
+      float x = pair, y = kSuffix ? __shfl_down_sync(kFullMask, x, 1) : __shfl_up_sync(kFullMask, x, 1);
+      if (kSuffix ? t < 3 : t >= 1) x += y;
+      y = kSuffix ? __shfl_down_sync(kFullMask, x, 2) : __shfl_up_sync(kFullMask, x, 2);
+      if (kSuffix ? t < 2 : t >= 2) x += y;  // x = the pairs of this thread and those before it in the scan
+      const float tile_total = __shfl_sync(kFullMask, x, kSuffix ? quad : quad + 3);
+      const float outer = passed + x - pair;  // the quad's threads before this one and the tiles passed
+      out[n][2 * r + near] = outer;
+      out[n][2 * r + 1 - near] = outer + v[n][2 * r + near];
+      passed += tile_total;
+    }
+    total[r] = passed;
+  }
+}
+
+// hi + lo ← hi + lo + x with the rounding error of hi + x kept in lo (Knuth's two-sum).
+__device__ __forceinline__ void add_compensated(float& hi, float& lo, float x) {
+  const float s = __fadd_rn(hi, x), xs = __fsub_rn(s, hi);
+  lo += __fadd_rn(__fsub_rn(hi, __fsub_rn(s, xs)), __fsub_rn(x, xs));
+  hi = s;
+}
+
+// The forward's running values for the thread's two rows: the softplus sum of the keys scanned
+// (carry + carry_lo, compensated) and this thread's part of the weights' sum (mass).
+struct ForwardRows {
+  float carry[2] = {0.f, 0.f}, carry_lo[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+};
+
+// The forward's step over key block k0 for the warp's 16 rows from row0: z holds q·k on entry and
+// the weights a on return. masked as kMasked for stick_terms (only its terms are in two copies: the
+// whole step in two raised the registers from 128 to 148 at D = 64).
+template <bool kApprox>
+__device__ __forceinline__ void forward_weights(float (&z)[8][4], ForwardRows& rows, bool masked, float scale2,
+                                                int row0, int k0, int T) {
+  float sp[8][4], unused[8][4], after[8][4], total[2];  // unused: σ (the backward's)
+  if (masked)
+    stick_terms<kApprox, true>(z, sp, unused, scale2, row0, k0, T);
+  else
+    stick_terms<kApprox, false>(z, sp, unused, scale2, row0, k0, T);
+  row_exclusive_sums<true>(sp, after, total);
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float av = exp2_ftz(z[n][e] - after[n][e] - rows.carry[e >> 1]);
+      z[n][e] = av;
+      rows.mass[e >> 1] += av;
+    }
+  add_compensated(rows.carry[0], rows.carry_lo[0], total[0]);
+  add_compensated(rows.carry[1], rows.carry_lo[1], total[1]);
+}
+
+// The backward's running values for the thread's two rows: r·dO_i·v_i (r = 1 when the remainder
+// goes to the current token, else 0), the softplus sum of the keys not yet scanned (later +
+// later_lo: S_i at the start), and Σ g, this thread's part of Σ a over the keys scanned.
+struct BackwardRows {
+  float rem_do_v[2], later[2], later_lo[2], g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+};
+
+// The backward's starting values of the warp's rows from row0 (slice rows from base).
+template <int D, typename S>
+__device__ __forceinline__ BackwardRows backward_rows(const StickBreakingCudaArgs<S>& a, const float* totals_hi,
+                                                      const float* totals_lo, const S* d_o, int64_t base,
+                                                      int row0) {
+  BackwardRows rows;
+  const int T = int(a.length);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = row0 + acc_row(2 * r);
+    float gv = 0.f;  // dO_i·v_i, each thread of the quad taking every 4th column
+    rows.later[r] = rows.later_lo[r] = 0.f;
+    if (i < T) {
+      for (int c = lane_id() % 4; c < D; c += 4)
+        gv += to_float(d_o[(base + i) * D + c]) * to_float(a.v[(base + i) * D + c]);
+      rows.later[r] = totals_hi[base + i];
+      rows.later_lo[r] = totals_lo[base + i];
+    }
+    rows.rem_do_v[r] = (a.remainder_to_current ? 1.f : 0.f) * quad_sum(gv);
+  }
+  return rows;
+}
+
+// The backward's step over key block k0 for the warp's 16 rows from row0: z holds q·k and dpv
+// dO·v on entry; on return z = a, dpv = g and dz = dz (kMasked as for stick_terms).
+template <bool kApprox, bool kMasked>
+__device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4], float (&dpv)[8][4],
+                                                               float (&dz)[8][4], BackwardRows& rows, float scale2,
+                                                               int row0, int k0, int T) {
+  float sig[8][4], after[8][4], total[2];
+  stick_terms<kApprox, kMasked>(z, dz, sig, scale2, row0, k0, T);  // dz holds the softplus terms first
+  row_exclusive_sums<true>(dz, after, total);
+  // later ← the softplus sum of the blocks right of this one.
+  float right[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    add_compensated(rows.later[r], rows.later_lo[r], -total[r]);
+    right[r] = rows.later[r] + rows.later_lo[r];
+  }
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float av = exp2_ftz(z[n][e] - after[n][e] - right[e >> 1]);
+      z[n][e] = av;
+      rows.mass[e >> 1] += av;
+      dpv[n][e] = av * (dpv[n][e] - rows.rem_do_v[e >> 1]);
+    }
+  row_exclusive_sums<false>(dpv, after, total);
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+      const float before = rows.g_carry[e >> 1] + after[n][e];
+      const bool visible = !kMasked || (j <= i && i < T);
+      dz[n][e] = visible ? dpv[n][e] * (1.f - sig[n][e]) - sig[n][e] * before : 0.f;
+    }
+  rows.g_carry[0] += total[0];
+  rows.g_carry[1] += total[1];
+}
+
+// The remainder 1 − Σ_j a_ij that goes to the current token (remainder_to_current): the forward adds
+// (1 − Σ_j a_ij)·v_i to the thread's two rows of o (v: the slice's values, rows from row0 below T).
+template <int NT, typename S>
+__device__ __forceinline__ void add_remainder(float (&acc_o)[NT][4], const float (&mass)[2], const S* v, int row0,
+                                              int T) {
+  constexpr int D = 8 * NT;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = row0 + acc_row(2 * r);
+    const float rest = 1.f - quad_sum(mass[r]);
+    if (i < T)
+#pragma unroll
+      for (int n = 0; n < NT; ++n) {
+        const float2 vi = load_pair(v + int64_t(i) * D + acc_col(n, 0));
+        acc_o[n][2 * r] += rest * vi.x;
+        acc_o[n][2 * r + 1] += rest * vi.y;
+      }
+  }
+}
+// The backward's part of it: dO's rows in acc become (1 − Σ_j a_ij)·dO_i, their rows of dv.
+template <int NT>
+__device__ __forceinline__ void remainder_weights(float (&acc)[NT][4], const float (&mass)[2]) {
+  const float rest[2] = {1.f - quad_sum(mass[0]), 1.f - quad_sum(mass[1])};
+#pragma unroll
+  for (int n = 0; n < NT; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[n][e] *= rest[e >> 1];
+}
+
+}  // namespace pathbench::cuda::sba
