@@ -157,6 +157,8 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
     Frag16<bf16> fp[4], fds[4];
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) frag_from_acc(fp[kt], p, kt), frag_from_acc(fds[kt], ds, kt);
+    wgmma::fence_operands(fp);
+    wgmma::fence_operands(fds);
     wgmma::arrive();
 #pragma unroll
     for (int h = 0; h < kPanels; ++h)
@@ -182,6 +184,7 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
       wgmma::commit();
       wgmma::wait<0>();
       wgmma::fence_operands(acc_dq);
+      if (h == 0) wgmma::fence_operands(fp), wgmma::fence_operands(fds);  // the dV, dK products are done too
       atomic_add_acc(acc_dq, blk.dq + int64_t(row0) * D + h * wgmma::kPanelCols, D, T - row0, a.scale);
     }
   }

@@ -142,13 +142,22 @@ __device__ __forceinline__ void wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #endif
 }
-// Ties an accumulator's registers to this point of the program, so that the compiler neither reads
-// them before the products that write them have been waited for nor moves them around the issue.
+// Ties an operand's registers to this point of the program: called before arrive() on accumulators
+// and register A operands (so that the code writing them is not moved past the products' issue,
+// which would make ptxas serialize the products) and after wait() (so that nothing reads an
+// accumulator, or reuses an A operand's registers, before the products are done).
 __device__ __forceinline__ void fence_operands(float (&acc)[8][4]) {
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(acc[n][e])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void fence_operands(tiles::Frag16<bf16> (&a)[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[k].r[i])::"memory");
 }
 
 // Columns 64·h … 64·h+63 of a wider accumulator (8·panels tiles of 8 columns) as one 64-column

@@ -74,6 +74,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     Frag16<bf16> fa[4];
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) frag_from_acc(fa[kt], z, kt);
+    wgmma::fence_operands(fa);
     wgmma::arrive();
 #pragma unroll
     for (int h = 0; h < kPanels; ++h)
@@ -84,6 +85,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::wait<0>();
 #pragma unroll
     for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));
+    wgmma::fence_operands(fa);
   }
   store_row_pair(totals_hi + base + row0, rows.carry, T - row0);
   store_row_pair(totals_lo + base + row0, rows.carry_lo, T - row0);
@@ -161,6 +163,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     Frag16<bf16> fdz[4];
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) frag_from_acc(fdz[kt], dz, kt);
+    wgmma::fence_operands(fdz);
     wgmma::arrive();
 #pragma unroll
     for (int h = 0; h < kPanels; ++h)
@@ -188,6 +191,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       wgmma::commit();
       wgmma::wait<0>();
       wgmma::fence_operands(acc);
+      if (h == 0) wgmma::fence_operands(fdz);  // the dq product is done too
       float* out = (key_grad ? dk_acc : dv_acc) + (base + key0) * D + panel * wgmma::kPanelCols;
       atomic_add_acc(acc, out, D, T - key0, key_grad ? a.scale : 1.f);
     }

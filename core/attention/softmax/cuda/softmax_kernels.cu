@@ -171,6 +171,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     Frag16<bf16> fp[4];
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) frag_from_acc(fp[kt], x, kt);
+#pragma unroll
+    for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));  // rescaled by sm.update
+    wgmma::fence_operands(fp);
     wgmma::arrive();
 #pragma unroll
     for (int h = 0; h < kPanels; ++h)
@@ -181,6 +184,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::wait<0>();
 #pragma unroll
     for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));
+    wgmma::fence_operands(fp);
   }
   float row_lse[2];
   sm.finish(acc_o, row_lse);
