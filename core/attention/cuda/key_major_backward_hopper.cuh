@@ -55,13 +55,13 @@ __device__ __forceinline__ void load_query_rows_async(const QueryRows& rows, con
 // row of the slice is written (rows past T, when out_slice pads them, get zeros).
 template <typename S, typename O, int D, bool kCausal, int NT>
 __device__ __forceinline__ void store_key_gradients(const KeyMajorBackwardArgs<S, O>& a,
-                                                    const KeyMajorBlock<S, O, D, kCausal>& blk, int col0,
+                                                    const KeyMajorBlock<S, O, D, kCausal>& blk,
                                                     const float (&acc_dk)[NT][4], const float (&acc_dv)[NT][4]) {
   using namespace tiles;
   const int row0 = blk.k0 + 16 * warp_id(), valid = int(a.out_slice) - row0;
   const int64_t out = int64_t(blockIdx.y) * a.out_slice + row0;
-  store_acc(acc_dk, a.dk + out * D + col0, D, valid, a.scale);
-  store_acc(acc_dv, a.dv + out * D + col0, D, valid);
+  store_acc(acc_dk, a.dk + out * D, D, valid, a.scale);
+  store_acc(acc_dv, a.dv + out * D, D, valid);
 }
 template <typename S, typename O, int D, bool kCausal>
 __device__ __forceinline__ void store_gate_gradients(const KeyMajorBackwardArgs<S, O>& a,
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
 #if PATHBENCH_SM90A_DEVICE
   using namespace tiles;
   using L = KeyMajorHopperLayout<D>;
-  constexpr int kPanels = D / wgmma::kPanelCols, KTD = D / 16;
+  constexpr int kPanels = D / wgmma::kPanelCols, NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
   bf16* sk = reinterpret_cast<bf16*>(smem);              // [64 keys, D]
@@ -122,8 +122,9 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
   cp_async_commit();
 
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
-  float acc_dk[kPanels][8][4], acc_dv[kPanels][8][4], col_sum[2] = {0.f, 0.f};
-  for (int h = 0; h < kPanels; ++h) zero(acc_dk[h]), zero(acc_dv[h]);
+  float acc_dk[NTD][4], acc_dv[NTD][4], col_sum[2] = {0.f, 0.f};
+  zero(acc_dk);
+  zero(acc_dv);
   for (int qb = blk.first; qb < nblocks; ++qb) {
     cp_async_wait<0>();
     wgmma::fence_shared_for_tensor_cores();
@@ -136,12 +137,8 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
     // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: 64 keys × 64 queries, this warp's 16 keys in registers.
     float p[8][4], ds[8][4];
     wgmma::arrive();
-#pragma unroll
-    for (int kt = 0; kt < KTD; ++kt)
-      wgmma::mma_ss<0, 0>(p, wgmma::k_major<kChunk>(sk, kt), wgmma::k_major<kChunk>(tq, kt), kt > 0);
-#pragma unroll
-    for (int kt = 0; kt < KTD; ++kt)
-      wgmma::mma_ss<0, 0>(ds, wgmma::k_major<kChunk>(sv, kt), wgmma::k_major<kChunk>(tdo, kt), kt > 0);
+    wgmma::issue_rows_by_rows<D>(p, sk, tq);
+    wgmma::issue_rows_by_rows<D>(ds, sv, tdo);
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(p);
@@ -149,24 +146,19 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
     const QueryRows rows{slse + st * kChunk, sdelta + st * kChunk, sgq + st * kChunk};
     if (blk.masked(qb))
       softmax_gradients<true, kCausal, false>(p, ds, col_sum, rows, blk.gate != nullptr, sgk, q0, k0, T, scale2,
-                                           gate2);
+                                             gate2);
     else
       softmax_gradients<false, kCausal, false>(p, ds, col_sum, rows, blk.gate != nullptr, sgk, q0, k0, T, scale2,
-                                           gate2);
+                                              gate2);
     // dV += P dO and dK += dS Q (keys × D, contracted over the 64 queries), A from registers.
     Frag16<bf16> fp[4], fds[4];
-#pragma unroll
-    for (int kt = 0; kt < 4; ++kt) frag_from_acc(fp[kt], p, kt), frag_from_acc(fds[kt], ds, kt);
-    wgmma::fence_operands(fp);
-    wgmma::fence_operands(fds);
+    wgmma::to_fragments(fp, p);
+    wgmma::to_fragments(fds, ds);
+    wgmma::fence_operands(acc_dv);
+    wgmma::fence_operands(acc_dk);
     wgmma::arrive();
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h)
-#pragma unroll
-      for (int kt = 0; kt < 4; ++kt) {
-        wgmma::mma_rs<1>(acc_dv[h], fp[kt], wgmma::mn_major<kChunk>(tdo, h, kt), true);
-        wgmma::mma_rs<1>(acc_dk[h], fds[kt], wgmma::mn_major<kChunk>(tq, h, kt), true);
-      }
+    wgmma::issue_regs_by_tile<D>(acc_dv, fp, tdo);
+    wgmma::issue_regs_by_tile<D>(acc_dk, fds, tq);
     wgmma::commit();
     // dSᵀ to shared memory (the products above read registers, Q and dO, not this tile).
     wgmma::store_acc<kChunk>(ds, sds, 16 * w);
@@ -178,9 +170,7 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
     for (int h = 0; h < kPanels; ++h) {
       float acc_dq[8][4];
       wgmma::arrive();
-#pragma unroll
-      for (int kt = 0; kt < 4; ++kt)
-        wgmma::mma_ss<1, 1>(acc_dq, wgmma::mn_major<kChunk>(sds, 0, kt), wgmma::mn_major<kChunk>(sk, h, kt), kt > 0);
+      wgmma::issue_tile_by_tile(acc_dq, sds, sk, h);
       wgmma::commit();
       wgmma::wait<0>();
       wgmma::fence_operands(acc_dq);
@@ -189,12 +179,9 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
     }
   }
   cp_async_wait<0>();  // a key block that meets no query block still has its K, V copies in flight
-#pragma unroll
-  for (int h = 0; h < kPanels; ++h) {
-    wgmma::fence_operands(acc_dk[h]);
-    wgmma::fence_operands(acc_dv[h]);
-    store_key_gradients(a, blk, h * wgmma::kPanelCols, acc_dk[h], acc_dv[h]);
-  }
+  wgmma::fence_operands(acc_dk);
+  wgmma::fence_operands(acc_dv);
+  store_key_gradients(a, blk, acc_dk, acc_dv);
   store_gate_gradients(a, blk, col_sum);
 #else
   __trap();  // launched only where hopper_kernels() holds

@@ -377,6 +377,22 @@ __device__ __forceinline__ void store_row_pair(float* out, const float (&v)[2], 
   }
 }
 
+// The query-major kernels' block (softmax forward, stick-breaking): query block blockIdx.x counted
+// from the last (longest rows first) of slice blockIdx.y, and this warp's first row.
+struct QueryBlock {
+  int T, nblocks, qb, q0, row0;
+  int64_t base;  // the slice's first row in [BH, T, ·] tensors
+  bool masked_rows;  // the last block: rows past T
+  __device__ explicit QueryBlock(int64_t length)
+      : T(int(length)),
+        nblocks((T + kChunk - 1) / kChunk),
+        qb(nblocks - 1 - int(blockIdx.x)),
+        q0(qb * kChunk),
+        row0(q0 + 16 * warp_id()),
+        base(int64_t(blockIdx.y) * T),
+        masked_rows(q0 + kChunk > T) {}
+};
+
 // Column index (within the 8·NT columns) of accumulator element e of tile n, and its row (0..15).
 __device__ __forceinline__ int acc_col(int n, int e) { return 8 * n + 2 * (lane_id() % 4) + (e & 1); }
 __device__ __forceinline__ int acc_row(int e) { return lane_id() / 4 + 8 * (e >> 1); }

@@ -146,9 +146,10 @@ __device__ __forceinline__ void wait() {
 // and register A operands (so that the code writing them is not moved past the products' issue,
 // which would make ptxas serialize the products) and after wait() (so that nothing reads an
 // accumulator, or reuses an A operand's registers, before the products are done).
-__device__ __forceinline__ void fence_operands(float (&acc)[8][4]) {
+template <int NT>
+__device__ __forceinline__ void fence_operands(float (&acc)[NT][4]) {
 #pragma unroll
-  for (int n = 0; n < 8; ++n)
+  for (int n = 0; n < NT; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(acc[n][e])::"memory");
 }
@@ -204,5 +205,58 @@ __device__ __forceinline__ void mma_rs(float (&d)[8][4], const tiles::Frag16<bf1
 }
 #undef PATHBENCH_WGMMA_ACC
 #undef PATHBENCH_WGMMA_D
+
+// ---- the attention kernels' products over [64, D] tiles (D = 64 or 128), this warp's 16 rows --------
+
+// Issues d (64 × 64) = A·Bᵀ for K-major [64, D] tiles a and b (rows of a against rows of b).
+template <int D>
+__device__ __forceinline__ void issue_rows_by_rows(float (&d)[8][4], const bf16* a, const bf16* b) {
+#pragma unroll
+  for (int kt = 0; kt < D / 16; ++kt) mma_ss<0, 0>(d, k_major<64>(a, kt), k_major<64>(b, kt), kt > 0);
+}
+// Issues acc (64 × D) += A·B for A (64 × 64) in registers and b a [64, D] tile read MN-major.
+template <int D, int NT>
+__device__ __forceinline__ void issue_regs_by_tile(float (&acc)[NT][4], const tiles::Frag16<bf16> (&a)[4],
+                                                   const bf16* b) {
+  static_assert(NT == D / 8, "an accumulator of D columns");
+#pragma unroll
+  for (int h = 0; h < D / kPanelCols; ++h)
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) mma_rs<1>(panel(acc, h), a[kt], mn_major<64>(b, h, kt), true);
+}
+// Issues d (64 × 64) = Aᵀ·B for a [64, 64] tile a and panel h of a [64, D] tile b, both read
+// MN-major (their rows are the contracted dimension).
+__device__ __forceinline__ void issue_tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h) {
+#pragma unroll
+  for (int kt = 0; kt < 4; ++kt) mma_ss<1, 1>(d, mn_major<64>(a, 0, kt), mn_major<64>(b, h, kt), kt > 0);
+}
+// A 64 × 64 register product as bf16 A fragments for issue_regs_by_tile.
+__device__ __forceinline__ void to_fragments(tiles::Frag16<bf16> (&f)[4], const float (&x)[8][4]) {
+#pragma unroll
+  for (int kt = 0; kt < 4; ++kt) tiles::frag_from_acc(f[kt], x, kt);
+  fence_operands(f);
+}
+// d = A·Bᵀ (issue_rows_by_rows), waited for.
+template <int D>
+__device__ __forceinline__ void rows_by_rows(float (&d)[8][4], const bf16* a, const bf16* b) {
+  arrive();
+  issue_rows_by_rows<D>(d, a, b);
+  commit();
+  wait<0>();
+  fence_operands(d);
+}
+// acc += X·B for a 64 × 64 register product x (as bf16) and b a [64, D] tile read MN-major, waited for.
+template <int D, int NT>
+__device__ __forceinline__ void add_regs_by_tile(float (&acc)[NT][4], const float (&x)[8][4], const bf16* b) {
+  tiles::Frag16<bf16> f[4];
+  to_fragments(f, x);
+  fence_operands(acc);
+  arrive();
+  issue_regs_by_tile<D>(acc, f, b);
+  commit();
+  wait<0>();
+  fence_operands(acc);
+  fence_operands(f);
+}
 
 }  // namespace pathbench::cuda::wgmma

@@ -27,20 +27,18 @@ __global__ void __launch_bounds__(kThreads, 2)
     sba_forward_hopper_kernel(StickBreakingCudaArgs<bf16> a, bf16* o, float* totals_hi, float* totals_lo) {
 #if PATHBENCH_SM90A_DEVICE
   using L = SbaHopperLayout<D>;
-  constexpr int NTD = D / 8, KTD = D / 16, kPanels = D / wgmma::kPanelCols;
+  constexpr int NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
   bf16* sq = reinterpret_cast<bf16*>(smem);                                                   // [64, D]
   auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (1 + st) * L::tile); };  // [2][64, D]
   auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (3 + st) * L::tile); };  // [2][64, D]
 
-  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
-  const int qb = nblocks - 1 - int(blockIdx.x);
-  const int64_t base = int64_t(blockIdx.y) * T;
+  const QueryBlock blk(a.length);
+  const int T = blk.T, qb = blk.qb, q0 = blk.q0, row0 = blk.row0;
+  const int64_t base = blk.base;
   const bf16* k = a.k + base * D;
   const bf16* v = a.v + base * D;
-  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
-  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
   const float scale2 = a.scale * kLog2e;
 
   auto issue = [&](int it) {
@@ -63,29 +61,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     cp_async_commit();
     const int st = it & 1, k0 = (qb - it) * kChunk;
     float z[8][4];
-    wgmma::arrive();
-#pragma unroll
-    for (int kt = 0; kt < KTD; ++kt)
-      wgmma::mma_ss<0, 0>(z, wgmma::k_major<kChunk>(sq, kt), wgmma::k_major<kChunk>(sk(st), kt), kt > 0);
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(z);
-    forward_weights<true>(z, rows, it == 0 || masked_rows, scale2, row0, k0, T);
-    Frag16<bf16> fa[4];
-#pragma unroll
-    for (int kt = 0; kt < 4; ++kt) frag_from_acc(fa[kt], z, kt);
-    wgmma::fence_operands(fa);
-    wgmma::arrive();
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h)
-#pragma unroll
-      for (int kt = 0; kt < 4; ++kt)
-        wgmma::mma_rs<1>(wgmma::panel(acc_o, h), fa[kt], wgmma::mn_major<kChunk>(sv(st), h, kt), true);
-    wgmma::commit();
-    wgmma::wait<0>();
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));
-    wgmma::fence_operands(fa);
+    wgmma::rows_by_rows<D>(z, sq, sk(st));
+    forward_weights<true>(z, rows, it == 0 || blk.masked_rows, scale2, row0, k0, T);
+    wgmma::add_regs_by_tile<D>(acc_o, z, sv(st));
   }
   store_row_pair(totals_hi + base + row0, rows.carry, T - row0);
   store_row_pair(totals_lo + base + row0, rows.carry_lo, T - row0);
@@ -102,7 +80,7 @@ __global__ void __launch_bounds__(kThreads, 2)
                                const bf16* d_o, bf16* dq, float* dk_acc, float* dv_acc) {
 #if PATHBENCH_SM90A_DEVICE
   using L = SbaHopperLayout<D>;
-  constexpr int NTD = D / 8, KTD = D / 16, kPanels = D / wgmma::kPanelCols;
+  constexpr int NTD = D / 8, kPanels = D / wgmma::kPanelCols;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
   bf16* sq = reinterpret_cast<bf16*>(smem);                                                   // [64, D]
@@ -112,13 +90,11 @@ __global__ void __launch_bounds__(kThreads, 2)
   bf16* sa = reinterpret_cast<bf16*>(smem + 6 * L::tile);                 // [64 queries, 64 keys] a
   bf16* sdz = reinterpret_cast<bf16*>(smem + 6 * L::tile + L::square);   // [64 queries, 64 keys] dz
 
-  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
-  const int qb = nblocks - 1 - int(blockIdx.x);
-  const int64_t base = int64_t(blockIdx.y) * T;
+  const QueryBlock blk(a.length);
+  const int T = blk.T, qb = blk.qb, q0 = blk.q0, row0 = blk.row0, w = warp_id();
+  const int64_t base = blk.base;
   const bf16* k = a.k + base * D;
   const bf16* v = a.v + base * D;
-  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
-  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
   const float scale2 = a.scale * kLog2e;
 
   auto issue = [&](int it) {
@@ -144,32 +120,22 @@ __global__ void __launch_bounds__(kThreads, 2)
     const bf16* tk = sk(st);
     float z[8][4], dpv[8][4], dz[8][4];
     wgmma::arrive();
-#pragma unroll
-    for (int kt = 0; kt < KTD; ++kt)
-      wgmma::mma_ss<0, 0>(z, wgmma::k_major<kChunk>(sq, kt), wgmma::k_major<kChunk>(tk, kt), kt > 0);
-#pragma unroll
-    for (int kt = 0; kt < KTD; ++kt)
-      wgmma::mma_ss<0, 0>(dpv, wgmma::k_major<kChunk>(sdo, kt), wgmma::k_major<kChunk>(sv(st), kt), kt > 0);
+    wgmma::issue_rows_by_rows<D>(z, sq, tk);
+    wgmma::issue_rows_by_rows<D>(dpv, sdo, sv(st));
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(z);
     wgmma::fence_operands(dpv);
     // z ← a, dpv ← g, dz ← dz; kMasked: the diagonal block, or rows past T.
-    if (it == qb || masked_rows)
+    if (it == qb || blk.masked_rows)
       backward_weights_and_gradients<true, true>(z, dpv, dz, rows, scale2, row0, k0, T);
     else
       backward_weights_and_gradients<true, false>(z, dpv, dz, rows, scale2, row0, k0, T);
     // dq += dz K (dz from registers).
     Frag16<bf16> fdz[4];
-#pragma unroll
-    for (int kt = 0; kt < 4; ++kt) frag_from_acc(fdz[kt], dz, kt);
-    wgmma::fence_operands(fdz);
+    wgmma::to_fragments(fdz, dz);
     wgmma::arrive();
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h)
-#pragma unroll
-      for (int kt = 0; kt < 4; ++kt)
-        wgmma::mma_rs<1>(wgmma::panel(acc_dq, h), fdz[kt], wgmma::mn_major<kChunk>(tk, h, kt), true);
+    wgmma::issue_regs_by_tile<D>(acc_dq, fdz, tk);
     wgmma::commit();
     // a and dz to shared memory (the product above reads registers and K only).
     wgmma::store_acc<kChunk>(z, sa, 16 * w);
@@ -184,10 +150,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       const int panel = key_grad ? h : h - kPanels;
       float acc[8][4];
       wgmma::arrive();
-#pragma unroll
-      for (int kt = 0; kt < 4; ++kt)
-        wgmma::mma_ss<1, 1>(acc, wgmma::mn_major<kChunk>(key_grad ? sdz : sa, 0, kt),
-                            wgmma::mn_major<kChunk>(key_grad ? sq : sdo, panel, kt), kt > 0);
+      wgmma::issue_tile_by_tile(acc, key_grad ? sdz : sa, key_grad ? sq : sdo, panel);
       wgmma::commit();
       wgmma::wait<0>();
       wgmma::fence_operands(acc);
@@ -196,8 +159,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       atomic_add_acc(acc, out, D, T - key0, key_grad ? a.scale : 1.f);
     }
   }
-#pragma unroll
-  for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_dq, h));
+  wgmma::fence_operands(acc_dq);
   store_acc(acc_dq, dq + (base + row0) * D, D, T - row0, a.scale);
   if (a.remainder_to_current) {
 #pragma unroll

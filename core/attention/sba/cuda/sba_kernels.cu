@@ -50,13 +50,11 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
   S* sk = sq + L::tile;
   S* sv = sk + 2 * L::tile;
 
-  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
-  const int qb = nblocks - 1 - int(blockIdx.x);
-  const int64_t base = int64_t(blockIdx.y) * T;
+  const QueryBlock blk(a.length);
+  const int T = blk.T, qb = blk.qb, q0 = blk.q0, row0 = blk.row0, w = warp_id();
+  const int64_t base = blk.base;
   const S* k = a.k + base * D;
   const S* v = a.v + base * D;
-  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
-  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
   const float scale2 = a.scale * kLog2e;
   constexpr bool kApprox = !std::is_same_v<S, float>;
 
@@ -81,7 +79,7 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
     float z[8][4];
     zero(z);
     mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
-    forward_weights<kApprox>(z, rows, it == 0 || masked_rows, scale2, row0, k0, T);
+    forward_weights<kApprox>(z, rows, it == 0 || blk.masked_rows, scale2, row0, k0, T);
     mma_acc<BLayout::KN>(acc_o, z, sv + st * L::tile, ld);
   }
   store_row_pair(totals_hi + base + row0, rows.carry, T - row0);
@@ -105,13 +103,11 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   S* sa = sv + kStages * L::tile;    // [64 queries, 64 keys] weights a
   S* sdz = sa + kChunk * lds;        // [64 queries, 64 keys] dz
 
-  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
-  const int qb = nblocks - 1 - int(blockIdx.x);
-  const int64_t base = int64_t(blockIdx.y) * T;
+  const QueryBlock blk(a.length);
+  const int T = blk.T, qb = blk.qb, q0 = blk.q0, row0 = blk.row0, w = warp_id();
+  const int64_t base = blk.base;
   const S* k = a.k + base * D;
   const S* v = a.v + base * D;
-  const int q0 = qb * kChunk, w = warp_id(), row0 = q0 + 16 * w;
-  const bool masked_rows = q0 + kChunk > T;  // the last block: rows past T in every key block
   const float scale2 = a.scale * kLog2e;
   constexpr bool kApprox = !std::is_same_v<S, float>;
 
@@ -143,7 +139,7 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
     mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, tk, ld);
     mma_ss<BLayout::NK, false, 8, KTD>(dpv, sdo + 16 * w * ld, ld, sv + st * L::tile, ld);
     // z ← a, dpv ← g, dz ← dz; kMasked: the diagonal block, or rows past T.
-    if (it == qb || masked_rows)
+    if (it == qb || blk.masked_rows)
       backward_weights_and_gradients<kApprox, true>(z, dpv, dz, rows, scale2, row0, k0, T);
     else
       backward_weights_and_gradients<kApprox, false>(z, dpv, dz, rows, scale2, row0, k0, T);

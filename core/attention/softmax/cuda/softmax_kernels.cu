@@ -60,14 +60,13 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
   S* sv = sk + 2 * L::tile;      // [2][64, D]
   float* sgate = reinterpret_cast<float*>(sv + 2 * L::tile);  // [2][64]
 
-  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
-  const int qb = nblocks - 1 - int(blockIdx.x);  // longest rows first
-  const int64_t base = int64_t(blockIdx.y) * T;
+  const QueryBlock blk(a.length);  // longest rows first
+  const int T = blk.T, qb = blk.qb, q0 = blk.q0, w = warp_id();
+  const int64_t base = blk.base;
   const S* q = a.q + base * D;
   const S* k = a.k + base * D;
   const S* v = a.v + base * D;
   const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
-  const int q0 = qb * kChunk, w = warp_id();
 
   auto issue = [&](int kb) {
     const int st = kb & 1, k0 = kb * kChunk;
@@ -119,7 +118,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     softmax_forward_hopper_kernel(SoftmaxAttentionCudaArgs<bf16> a, bf16* o, float* lse) {
 #if PATHBENCH_SM90A_DEVICE
   using L = SoftmaxHopperLayout<D>;
-  constexpr int NTD = D / 8, KTD = D / 16, kPanels = D / wgmma::kPanelCols;
+  constexpr int NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
   bf16* sq = reinterpret_cast<bf16*>(smem);                                        // [64, D]
@@ -127,13 +126,12 @@ __global__ void __launch_bounds__(kThreads, 2)
   auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (3 + st) * L::tile); };  // [2][64, D]
   float* sgate = reinterpret_cast<float*>(smem + 5 * L::tile);                   // [2][64]
 
-  const int T = int(a.length), nblocks = (T + kChunk - 1) / kChunk;
-  const int qb = nblocks - 1 - int(blockIdx.x);  // longest rows first
-  const int64_t base = int64_t(blockIdx.y) * T;
+  const QueryBlock blk(a.length);  // longest rows first
+  const int T = blk.T, qb = blk.qb, q0 = blk.q0;
+  const int64_t base = blk.base;
   const bf16* k = a.k + base * D;
   const bf16* v = a.v + base * D;
   const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
-  const int q0 = qb * kChunk, w = warp_id();
 
   auto issue = [&](int kb) {
     const int st = kb & 1, k0 = kb * kChunk;
@@ -159,38 +157,15 @@ __global__ void __launch_bounds__(kThreads, 2)
     cp_async_commit();
     const int st = kb & 1;
     float x[8][4];
-    wgmma::arrive();
-#pragma unroll
-    for (int kt = 0; kt < KTD; ++kt)
-      wgmma::mma_ss<0, 0>(x, wgmma::k_major<kChunk>(sq, kt), wgmma::k_major<kChunk>(sk(st), kt), kt > 0);
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(x);
+    wgmma::rows_by_rows<D>(x, sq, sk(st));
     causal_logits(x, kb == qb, gate != nullptr, row_gate, sgate + st * kChunk, scale2, gate2);
     sm.update(x, acc_o);
-    Frag16<bf16> fp[4];
-#pragma unroll
-    for (int kt = 0; kt < 4; ++kt) frag_from_acc(fp[kt], x, kt);
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));  // rescaled by sm.update
-    wgmma::fence_operands(fp);
-    wgmma::arrive();
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h)
-#pragma unroll
-      for (int kt = 0; kt < 4; ++kt)
-        wgmma::mma_rs<1>(wgmma::panel(acc_o, h), fp[kt], wgmma::mn_major<kChunk>(sv(st), h, kt), true);
-    wgmma::commit();
-    wgmma::wait<0>();
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h) wgmma::fence_operands(wgmma::panel(acc_o, h));
-    wgmma::fence_operands(fp);
+    wgmma::add_regs_by_tile<D>(acc_o, x, sv(st));
   }
   float row_lse[2];
   sm.finish(acc_o, row_lse);
-  const int row0 = q0 + 16 * w;
-  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
-  store_row_pair(lse + base + row0, row_lse, T - row0);
+  store_acc(acc_o, o + (base + blk.row0) * D, D, T - blk.row0);
+  store_row_pair(lse + base + blk.row0, row_lse, T - blk.row0);
 #else
   __trap();  // launched only where hopper_kernels() holds
 #endif
