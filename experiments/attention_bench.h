@@ -17,7 +17,7 @@ struct AttentionBenchOptions {
                                      "4x4096x8x128", "4x4096x64x16", "4x4096x32x32"};
   int warmup = 5, repeats = 30, sets = 3;
   int64_t path_span_chunks = 0;  // chunks per span of PaTH (0: the kernel's own choice)
-  bool portable_kernels = false;  // time the portable kernels even where Hopper ones can run (core/cuda/hopper.h)
+  bool portable_kernels = false;  // time the portable kernels even where Hopper forms can run (core/cuda/hopper.h)
 };
 
 // Checks the encodings and shapes, times every pair (printing a table row each) and returns the

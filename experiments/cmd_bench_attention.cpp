@@ -192,7 +192,8 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
   for (const auto& e : names) find_attention_op(e);  // fail before any timing on an unknown name
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  cuda::set_hopper_kernels(!o.portable_kernels);
+  const cuda::ScopedHopperKernels forms(!o.portable_kernels);
+  // "hopper": the Hopper forms where a kernel has one (bf16 at head dims 64 and 128), portable elsewhere.
   const char* kernels = cuda::hopper_kernels() ? "hopper" : "portable";
   fmt::print("pathbench bench-attention on {}: bf16, {} kernels, {} warm-up, {} repeats over {} input sets\n",
              prop.name, kernels, o.warmup, o.repeats, o.sets);
@@ -210,7 +211,6 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
       results.push_back(r);
     }
   }
-  cuda::set_hopper_kernels(true);
   return json{{"device", prop.name},
               {"precision", "bf16"},
               {"kernels", kernels},

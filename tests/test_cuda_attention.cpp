@@ -44,12 +44,9 @@ using testing::relative_error;
 // ones; the default (Hopper where available) is back afterwards, even when a check throws.
 template <typename F>
 void for_each_kernel_form(F&& body) {
-  struct RestoreDefault {
-    ~RestoreDefault() { cuda::set_hopper_kernels(true); }
-  } restore;
   for (const bool hopper : {true, false}) {
     if (hopper && !cuda::hopper_kernels_available()) continue;
-    cuda::set_hopper_kernels(hopper);
+    const cuda::ScopedHopperKernels form(hopper);
     INFO((hopper ? "Hopper kernels" : "portable kernels"));
     body();
   }
@@ -439,10 +436,10 @@ TEST_CASE("every registered attention op's GPU implementation matches its CPU im
   settings.rope_base = 500;
   uint64_t seed = 600;
   size_t checked = 0;
+  for (const auto& op : attention_ops()) checked += op.gpu_float ? 1 : 0;
   for_each_kernel_form([&] {
     for (const auto& op : attention_ops()) {
       if (!op.gpu_float) continue;
-      ++checked;
       for (const auto& sh : kShapes) {
         if (!op.head_dim_problem(sh.D).empty()) continue;
         settings.remainder_to_current = seed % 4 == 0;
@@ -475,10 +472,19 @@ TEST_CASE("an H100/H200 runs the Hopper kernels when the build holds sm_90a code
 #else
   CHECK_FALSE(cuda::hopper_kernels_available());
 #endif
-  cuda::set_hopper_kernels(false);
-  CHECK_FALSE(cuda::hopper_kernels());
-  cuda::set_hopper_kernels(true);
+  {
+    const cuda::ScopedHopperKernels off(false);
+    CHECK_FALSE(cuda::hopper_kernels());
+    const int64_t before = cuda::hopper_launches();
+    check_softmax<bf16>({2, 200, 64}, true, 700);
+    CHECK(cuda::hopper_launches() == before);  // the portable forms ran
+  }
   CHECK(cuda::hopper_kernels() == cuda::hopper_kernels_available());
+  if (cuda::hopper_kernels_available()) {  // the forward and the backward each launch their Hopper form
+    const int64_t before = cuda::hopper_launches();
+    check_softmax<bf16>({2, 200, 64}, true, 701);
+    CHECK(cuda::hopper_launches() == before + 2);
+  }
 }
 
 TEST_CASE("CUDA RoPE rotation matches the CPU kernel", "[cuda]") {

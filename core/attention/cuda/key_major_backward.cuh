@@ -9,7 +9,6 @@
 
 #include "core/attention/cuda/key_major_backward_hopper.cuh"
 #include "core/attention/cuda/key_major_tile.cuh"
-#include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/cuda/tiles.cuh"
 #include "core/cuda/hopper.h"
 
@@ -140,8 +139,8 @@ template <typename S, typename O>
 void key_major_backward(const KeyMajorBackwardArgs<S, O>& a, int64_t head_dim, cudaStream_t stream) {
   const dim3 grid(unsigned((a.length + tiles::kChunk - 1) / tiles::kChunk), unsigned(a.batch_heads));
   with_head_dim(head_dim, [&]<int D>() {
-    if constexpr (std::is_same_v<S, bf16> && D % wgmma::kPanelCols == 0) {
-      if (hopper_kernels()) return detail::key_major_backward_hopper<O, D>(a, stream);
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form()) return detail::key_major_backward_hopper<O, D>(a, stream);
     }
     using L = detail::KeyMajorLayout<S, D>;
     auto kernel = a.span_blocks == 0 ? detail::key_major_backward_kernel<S, O, D, true>

@@ -2,9 +2,9 @@
 // key_major_backward.cuh — one block per 64 keys streaming the query blocks that see them, P and dS
 // recomputed, dK and dV in registers, s·dS·K added into the fp32 dQ accumulator with atomics — with
 // every product a warpgroup product (wgmma.cuh) that reads its shared operands directly, once per
-// block instead of once per warp: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ (both operands K-major), dV += P dO and
-// dK += dS Q (P, dS from registers; dO, Q N-major), dQ = dSᵀ K (dSᵀ through shared memory, M-major;
-// K N-major). Tiles are swizzled 64-column panels; D = 128 runs each 64-column half as its own
+// block instead of once per warp: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ (both operands K-major), dV += Pᵀ dO and
+// dK += dSᵀ Q (Pᵀ, dSᵀ from registers, keys × queries; dO, Q N-major), dQ = dS K (the dSᵀ tile
+// through shared memory, read M-major; K N-major). Tiles are swizzled 64-column panels; D = 128 runs each 64-column half as its own
 // product.
 #pragma once
 #include "core/attention/cuda/key_major_tile.cuh"
@@ -14,6 +14,8 @@
 namespace pathbench::cuda::detail {
 
 // Key block blockIdx.x of slice blockIdx.y: the query blocks it meets and where its slices start.
+// (The portable kernel keeps these as locals: in this struct its compact form took 204 registers
+// instead of 168.)
 template <typename S, typename O, int D, bool kCausal>
 struct KeyMajorBlock {
   int T, nblocks, kb, k0, first;  // first: the first query block that sees these keys
@@ -51,7 +53,7 @@ __device__ __forceinline__ void load_query_rows_async(const QueryRows& rows, con
   if (blk.gate) load_row_values_async(rows.gate, blk.gate + q0, kChunk, blk.T - q0);
 }
 
-// The key block's dK, dV rows (and gate gradients) of this warp, from its accumulators: every output
+// The key block's dK, dV rows of this warp, from its accumulators: every output
 // row of the slice is written (rows past T, when out_slice pads them, get zeros).
 template <typename S, typename O, int D, bool kCausal, int NT>
 __device__ __forceinline__ void store_key_gradients(const KeyMajorBackwardArgs<S, O>& a,

@@ -3,8 +3,6 @@
 // the products Sᵀ = K Qᵀ, dPᵀ = V dOᵀ to P and dS. The FoX bias g·(c_i − c_j) only adds −g·Σ_i dS_ij
 // to the key's gate gradient (the row sums of dS vanish: Σ_j P_ij (dP_ij − δ_i) = 0).
 #pragma once
-#include <type_traits>
-
 #include "core/attention/cuda/tiles.cuh"
 
 namespace pathbench::cuda {

@@ -380,13 +380,12 @@ __device__ __forceinline__ void store_row_pair(float* out, const float (&v)[2], 
 // The query-major kernels' block (softmax forward, stick-breaking): query block blockIdx.x counted
 // from the last (longest rows first) of slice blockIdx.y, and this warp's first row.
 struct QueryBlock {
-  int T, nblocks, qb, q0, row0;
+  int T, qb, q0, row0;
   int64_t base;  // the slice's first row in [BH, T, ·] tensors
   bool masked_rows;  // the last block: rows past T
   __device__ explicit QueryBlock(int64_t length)
       : T(int(length)),
-        nblocks((T + kChunk - 1) / kChunk),
-        qb(nblocks - 1 - int(blockIdx.x)),
+        qb((T + kChunk - 1) / kChunk - 1 - int(blockIdx.x)),
         q0(qb * kChunk),
         row0(q0 + 16 * warp_id()),
         base(int64_t(blockIdx.y) * T),

@@ -18,6 +18,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/attention/cuda/tiles.cuh"
 
@@ -30,6 +31,11 @@
 namespace pathbench::cuda::wgmma {
 
 using tiles::bf16;
+
+// Whether the kernels for storage S at head dimension D have a Hopper form: bf16 at D = 64 or 128
+// (the layouts and register budgets here assume one or two 64-column panels).
+template <typename S, int D>
+inline constexpr bool kHasHopperForm = std::is_same_v<S, bf16> && (D == 64 || D == 128);
 
 constexpr int kPanelCols = 64;        // bf16 columns of a panel: one 128-byte row
 constexpr int kRowBytes = 128;

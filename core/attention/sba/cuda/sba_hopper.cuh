@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::wait<0>();
     wgmma::fence_operands(z);
     wgmma::fence_operands(dpv);
-    // z ← a, dpv ← g, dz ← dz; kMasked: the diagonal block, or rows past T.
+    // z ← a, dpv ← g, dz ← the gradient of z; kMasked: the diagonal block, or rows past T.
     if (it == qb || blk.masked_rows)
       backward_weights_and_gradients<true, true>(z, dpv, dz, rows, scale2, row0, k0, T);
     else
@@ -134,6 +134,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     // dq += dz K (dz from registers).
     Frag16<bf16> fdz[4];
     wgmma::to_fragments(fdz, dz);
+    wgmma::fence_operands(acc_dq);
     wgmma::arrive();
     wgmma::issue_regs_by_tile<D>(acc_dq, fdz, tk);
     wgmma::commit();

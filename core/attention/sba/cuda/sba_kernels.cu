@@ -138,7 +138,7 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
     zero(dpv);
     mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, tk, ld);
     mma_ss<BLayout::NK, false, 8, KTD>(dpv, sdo + 16 * w * ld, ld, sv + st * L::tile, ld);
-    // z ← a, dpv ← g, dz ← dz; kMasked: the diagonal block, or rows past T.
+    // z ← a, dpv ← g, dz ← the gradient of z; kMasked: the diagonal block, or rows past T.
     if (it == qb || blk.masked_rows)
       backward_weights_and_gradients<kApprox, true>(z, dpv, dz, rows, scale2, row0, k0, T);
     else
@@ -211,8 +211,8 @@ void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, Workspace s
   float* totals = static_cast<float*>(saved.data);
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (std::is_same_v<S, bf16> && D % wgmma::kPanelCols == 0) {
-      if (hopper_kernels())
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form())
         return launch_kernel(sba_forward_hopper_kernel<D>, grid, SbaHopperLayout<D>::forward_bytes, stream,
                              "sba_forward_hopper_kernel", a, o, totals, totals + saved_rows(a));
     }
@@ -242,8 +242,8 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, Workspace saved,
   check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (std::is_same_v<S, bf16> && D % wgmma::kPanelCols == 0) {
-      if (hopper_kernels())
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form())
         return launch_kernel(sba_backward_hopper_kernel<D>, grid, SbaHopperLayout<D>::backward_bytes, stream,
                              "sba_backward_hopper_kernel", a, totals, totals + saved_rows(a), d_o, dq, dk_acc, dv_acc);
     }

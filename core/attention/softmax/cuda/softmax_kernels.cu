@@ -99,9 +99,8 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
   }
   float row_lse[2];
   sm.finish(acc_o, row_lse);
-  const int row0 = q0 + 16 * w;
-  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
-  store_row_pair(lse + base + row0, row_lse, T - row0);
+  store_acc(acc_o, o + (base + blk.row0) * D, D, T - blk.row0);
+  store_row_pair(lse + base + blk.row0, row_lse, T - blk.row0);
 }
 
 // The forward on Hopper (bf16, D = 64 or 128): the same loop, with S = Q Kᵀ (both K-major) and
@@ -183,8 +182,8 @@ void softmax_attention_forward(const SoftmaxAttentionCudaArgs<S>& a, S* o, float
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "softmax_attention_forward (cuda)");
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (std::is_same_v<S, bf16> && D % wgmma::kPanelCols == 0) {
-      if (hopper_kernels())
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form())
         return launch_kernel(softmax_forward_hopper_kernel<D>, grid, SoftmaxHopperLayout<D>::forward_bytes, stream,
                              "softmax_forward_hopper_kernel", a, o, lse);
     }
