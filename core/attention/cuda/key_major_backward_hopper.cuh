@@ -4,8 +4,8 @@
 // every product a warpgroup product (wgmma.cuh) that reads its shared operands directly, once per
 // block instead of once per warp: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ (both operands K-major), dV += Pᵀ dO and
 // dK += dSᵀ Q (Pᵀ, dSᵀ from registers, keys × queries; dO, Q N-major), dQ = dS K (the dSᵀ tile
-// through shared memory, read M-major; K N-major). Tiles are swizzled 64-column panels; D = 128 runs each 64-column half as its own
-// product.
+// through shared memory, read M-major; K N-major). Tiles are swizzled 64-column panels; D = 128
+// runs each 64-column half as its own product.
 #pragma once
 #include "core/attention/cuda/key_major_tile.cuh"
 #include "core/attention/cuda/tiles.cuh"
@@ -128,23 +128,13 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
   zero(acc_dk);
   zero(acc_dv);
   for (int qb = blk.first; qb < nblocks; ++qb) {
-    cp_async_wait<0>();
-    wgmma::fence_shared_for_tensor_cores();
-    __syncthreads();
-    if (qb + 1 < nblocks) issue(qb + 1);
-    cp_async_commit();
+    wgmma::next_stage(qb + 1 < nblocks, [&] { issue(qb + 1); });
     const int st = qb & 1, q0 = qb * kChunk;
     const bf16* tq = stage_tile(sq, st);
     const bf16* tdo = stage_tile(sdo, st);
     // Sᵀ = K Qᵀ and dPᵀ = V dOᵀ: 64 keys × 64 queries, this warp's 16 keys in registers.
     float p[8][4], ds[8][4];
-    wgmma::arrive();
-    wgmma::issue_rows_by_rows<D>(p, sk, tq);
-    wgmma::issue_rows_by_rows<D>(ds, sv, tdo);
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(p);
-    wgmma::fence_operands(ds);
+    wgmma::rows_by_rows<D>(p, sk, tq, ds, sv, tdo);
     const QueryRows rows{slse + st * kChunk, sdelta + st * kChunk, sgq + st * kChunk};
     if (blk.masked(qb))
       softmax_gradients<true, kCausal, false>(p, ds, col_sum, rows, blk.gate != nullptr, sgk, q0, k0, T, scale2,
@@ -171,11 +161,7 @@ __global__ void __launch_bounds__(tiles::kThreads, 2)
 #pragma unroll
     for (int h = 0; h < kPanels; ++h) {
       float acc_dq[8][4];
-      wgmma::arrive();
-      wgmma::issue_tile_by_tile(acc_dq, sds, sk, h);
-      wgmma::commit();
-      wgmma::wait<0>();
-      wgmma::fence_operands(acc_dq);
+      wgmma::tile_by_tile(acc_dq, sds, sk, h);
       if (h == 0) wgmma::fence_operands(fp), wgmma::fence_operands(fds);  // the dV, dK products are done too
       atomic_add_acc(acc_dq, blk.dq + int64_t(row0) * D + h * wgmma::kPanelCols, D, T - row0, a.scale);
     }

@@ -251,6 +251,36 @@ __device__ __forceinline__ void rows_by_rows(float (&d)[8][4], const bf16* a, co
   wait<0>();
   fence_operands(d);
 }
+// d1 = A1·B1ᵀ and d2 = A2·B2ᵀ issued together, both waited for.
+template <int D>
+__device__ __forceinline__ void rows_by_rows(float (&d1)[8][4], const bf16* a1, const bf16* b1, float (&d2)[8][4],
+                                             const bf16* a2, const bf16* b2) {
+  arrive();
+  issue_rows_by_rows<D>(d1, a1, b1);
+  issue_rows_by_rows<D>(d2, a2, b2);
+  commit();
+  wait<0>();
+  fence_operands(d1);
+  fence_operands(d2);
+}
+// d = Aᵀ·B (issue_tile_by_tile), waited for with every product issued before it.
+__device__ __forceinline__ void tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h) {
+  arrive();
+  issue_tile_by_tile(d, a, b, h);
+  commit();
+  wait<0>();
+  fence_operands(d);
+}
+// The top of an iteration of a kernel's two-stage copy pipeline: waits for this stage's copies,
+// makes them visible to the tensor cores, and starts the next stage's (issue_next) when has_next.
+template <typename F>
+__device__ __forceinline__ void next_stage(bool has_next, F&& issue_next) {
+  tiles::cp_async_wait<0>();
+  fence_shared_for_tensor_cores();
+  __syncthreads();
+  if (has_next) issue_next();
+  tiles::cp_async_commit();
+}
 // acc += X·B for a 64 × 64 register product x (as bf16) and b a [64, D] tile read MN-major, waited for.
 template <int D, int NT>
 __device__ __forceinline__ void add_regs_by_tile(float (&acc)[NT][4], const float (&x)[8][4], const bf16* b) {

@@ -54,11 +54,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   float acc_o[NTD][4];
   zero(acc_o);
   for (int it = 0; it <= qb; ++it) {
-    cp_async_wait<0>();
-    wgmma::fence_shared_for_tensor_cores();
-    __syncthreads();
-    if (it < qb) issue(it + 1);
-    cp_async_commit();
+    wgmma::next_stage(it < qb, [&] { issue(it + 1); });
     const int st = it & 1, k0 = (qb - it) * kChunk;
     float z[8][4];
     wgmma::rows_by_rows<D>(z, sq, sk(st));
@@ -111,21 +107,11 @@ __global__ void __launch_bounds__(kThreads, 2)
   float acc_dq[NTD][4];
   zero(acc_dq);
   for (int it = 0; it <= qb; ++it) {
-    cp_async_wait<0>();
-    wgmma::fence_shared_for_tensor_cores();
-    __syncthreads();
-    if (it < qb) issue(it + 1);
-    cp_async_commit();
+    wgmma::next_stage(it < qb, [&] { issue(it + 1); });
     const int st = it & 1, k0 = it * kChunk;
     const bf16* tk = sk(st);
     float z[8][4], dpv[8][4], dz[8][4];
-    wgmma::arrive();
-    wgmma::issue_rows_by_rows<D>(z, sq, tk);
-    wgmma::issue_rows_by_rows<D>(dpv, sdo, sv(st));
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(z);
-    wgmma::fence_operands(dpv);
+    wgmma::rows_by_rows<D>(z, sq, tk, dpv, sdo, sv(st));
     // z ← a, dpv ← g, dz ← the gradient of z; kMasked: the diagonal block, or rows past T.
     if (it == qb || blk.masked_rows)
       backward_weights_and_gradients<true, true>(z, dpv, dz, rows, scale2, row0, k0, T);
@@ -150,11 +136,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       const bool key_grad = h < kPanels;
       const int panel = key_grad ? h : h - kPanels;
       float acc[8][4];
-      wgmma::arrive();
-      wgmma::issue_tile_by_tile(acc, key_grad ? sdz : sa, key_grad ? sq : sdo, panel);
-      wgmma::commit();
-      wgmma::wait<0>();
-      wgmma::fence_operands(acc);
+      wgmma::tile_by_tile(acc, key_grad ? sdz : sa, key_grad ? sq : sdo, panel);
       if (h == 0) wgmma::fence_operands(fdz);  // the dq product is done too
       float* out = (key_grad ? dk_acc : dv_acc) + (base + key0) * D + panel * wgmma::kPanelCols;
       atomic_add_acc(acc, out, D, T - key0, key_grad ? a.scale : 1.f);

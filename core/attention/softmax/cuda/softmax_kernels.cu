@@ -149,11 +149,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   float acc_o[NTD][4];
   zero(acc_o);
   for (int kb = 0; kb <= qb; ++kb) {
-    cp_async_wait<0>();
-    wgmma::fence_shared_for_tensor_cores();
-    __syncthreads();
-    if (kb < qb) issue(kb + 1);
-    cp_async_commit();
+    wgmma::next_stage(kb < qb, [&] { issue(kb + 1); });
     const int st = kb & 1;
     float x[8][4];
     wgmma::rows_by_rows<D>(x, sq, sk(st));
