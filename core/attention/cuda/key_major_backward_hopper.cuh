@@ -86,9 +86,10 @@ struct KeyMajorHopperLayout {
   static constexpr size_t bytes = 6 * tile + ds_tile + 7 * tiles::kChunk * sizeof(float) + wgmma::kSwizzleBytes;
 };
 
-// kCausal as for key_major_backward_kernel. Two blocks per multiprocessor at most registers allow.
+// kCausal as for key_major_backward_kernel. Blocks per multiprocessor that registers allow: three at
+// D = 64 (60 KB of shared memory each), two at D = 128.
 template <typename O, int D, bool kCausal>
-__global__ void __launch_bounds__(tiles::kThreads, 2)
+__global__ void __launch_bounds__(tiles::kThreads, D == 64 ? 3 : 2)
     key_major_backward_hopper_kernel(KeyMajorBackwardArgs<bf16, O> a) {
 #if PATHBENCH_SM90A_DEVICE
   using namespace tiles;
