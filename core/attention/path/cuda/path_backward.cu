@@ -7,7 +7,8 @@
 //            gradient of b's chunk product) are accumulated with fp32 atomics;
 //   local a: per chunk, the chunk's own logits (diagonal block) and the first layer of the UT
 //            backward (dq and dv final; dM, dY and partial dk, dw to the workspace);
-//   local b: per chunk, the triangular solves' backward (dβ) and the rest of dk, dw.
+//   local b: per chunk, the triangular solves' backward (dβ; A⁻ᵀ dX as a product with the A⁻¹ the
+//            prep kept) and the rest of dk, dw.
 // Identities used (X = A⁻¹ diag β, A = I + diag(β) strict_lower(G), G = W Wᵀ):
 //   dA = −A⁻ᵀ dX Xᵀ (strict lower part), dβ_i = (A⁻ᵀ dX)_ii + Σ_j dA_ij G_ij, dG = diag(β) dA.
 #include "core/attention/cuda/online_softmax.cuh"
@@ -326,14 +327,15 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- per-chunk backward, part b ------------------------------------------------------------------
 
-// bf16: dG takes dM's staged copy, which is dead once dSL is formed. Every product with X takes
-// X_hi + X_lo (path_forward.cu's prep says why). The Gram matrix is staged with the first tiles, so
-// that the substitution's chain reads it from shared memory rather than waiting on global loads.
+// bf16: dG takes dM's staged copy, which is dead once dSL is formed. Every product with X or A⁻¹
+// takes its two bf16 parts (path_forward.cu's prep says why), and dX is split the same way, so that
+// Z = A⁻ᵀ dX (three products) keeps about 16 significant bits.
 template <typename S, int D>
 struct LocalBSmem {
-  static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
-  S *w, *k, *xs, *xlo, *sl, *dm, *dy, *dsl, *dgm;
-  float *z, *g, *beta;  // [64, 64] Z, [64, 64] the Gram matrix W Wᵀ (fp32), [64] β
+  static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
+  S *w, *k, *xs, *xlo, *ainv, *ainvlo, *sl, *dm, *dy, *dsl, *dgm;
+  S *dx, *dxlo;  // [64, 64] dX (bf16: dX_hi, dX_lo)
+  float* beta;   // [64] β
   size_t bytes;
   __host__ __device__ explicit LocalBSmem(unsigned char* base) {
     SmemCarver c{base};
@@ -341,13 +343,15 @@ struct LocalBSmem {
     k = c.take<S>(tile_elems<S>(kChunk, D));
     xs = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     xlo = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    ainv = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    ainvlo = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     sl = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     dm = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     dy = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     dsl = c.take<S>(tile_elems<S>(kChunk, kChunk));
     dgm = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk)) : dm;
-    z = c.take<float>(tile_elems<float>(kChunk, kChunk));
-    g = c.take<float>(tile_elems<float>(kChunk, kChunk));
+    dx = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    dxlo = kInPlace<S> ? dx : c.take<S>(tile_elems<S>(kChunk, kChunk));  // fp32: dX whole, no low part
     beta = c.take<float>(kChunk);
     bytes = c.offset;
   }
@@ -356,9 +360,9 @@ struct LocalBSmem {
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads)
     path_local_b_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* dk, S* dw, float* dbeta) {
-  constexpr int NTD = D / 8;
+  constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = LocalBSmem<S, D>;
-  constexpr int ld = Sm::ld, lds = Sm::lds, ldf = Sm::ldf;
+  constexpr int ld = Sm::ld, lds = Sm::lds;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
   const int T = int(a.length), nch = int(ws.chunks), b = int(blockIdx.x), b0 = b * kChunk, valid = T - b0;
@@ -368,10 +372,13 @@ __global__ void __launch_bounds__(kThreads)
 
   load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
-  load_tile_async<float, kChunk, kChunk>(sm.g, ws.gram + cc, kChunk, kChunk);
   const TileRef<S> xs = workspace_tile<S, kChunk, kChunk>(sm.xs, ws.xs + cc);
-  TileRef<S> xlo{nullptr, 0};  // bf16 only
-  if constexpr (!kInPlace<S>) xlo = workspace_tile<S, kChunk, kChunk>(sm.xlo, ws.xlo + cc);
+  const TileRef<S> ainv = workspace_tile<S, kChunk, kChunk>(sm.ainv, ws.ainv + cc);
+  TileRef<S> xlo{nullptr, 0}, ainvlo{nullptr, 0};  // bf16 only
+  if constexpr (!kInPlace<S>) {
+    xlo = workspace_tile<S, kChunk, kChunk>(sm.xlo, ws.xlo + cc);
+    ainvlo = workspace_tile<S, kChunk, kChunk>(sm.ainvlo, ws.ainvlo + cc);
+  }
   const TileRef<S> sl = workspace_tile<S, kChunk, kChunk>(sm.sl, ws.sl + cc);
   cp_async_commit();
   load_row_values(sm.beta, a.beta + base + b0, kChunk, valid, 0.f);
@@ -388,7 +395,7 @@ __global__ void __launch_bounds__(kThreads)
     load_acc(dyr, ws.dy + (prow + r0) * D, D);
     mma_acc<BLayout::NK>(acc, dyr, sm.w, ld);
     mask_acc(acc, r0, [](int i, int j) { return j <= i; });
-    store_acc(acc, sm.z + r0 * ldf, ldf);
+    store_acc_split(acc, sm.dx + r0 * lds, sm.dxlo + r0 * lds, lds);
   }
   float dsl[8][4];  // dSL = strict_lower(Xᵀ dM)
   zero(dsl);
@@ -397,51 +404,37 @@ __global__ void __launch_bounds__(kThreads)
   mask_acc(dsl, r0, [](int i, int j) { return j < i; });
   store_acc(dsl, sm.dsl + r0 * lds, lds);
   __syncthreads();
-  // Z = A⁻ᵀ dX in place, one column per thread: Z_ij = dX_ij − Σ_{l>i} β_l G_li Z_lj, right-looking from
-  // the last row (once Z_lj is known every earlier row loses β_l G_li Z_lj), in registers. Rows past
-  // the sequence's end have β_l = 0: they change no other row and keep Z = dX, so the solve starts
-  // at the last real row.
-  if (threadIdx.x < kChunk) {
-    const int j = int(threadIdx.x), rows = min(valid, kChunk);
-    float acc[kChunk];
-#pragma unroll
-    for (int i = 0; i < kChunk; ++i) acc[i] = sm.z[i * ldf + j];
-#pragma unroll
-    for (int l = kChunk - 1; l >= 0; --l) {
-      if (l >= rows) continue;
-      sm.z[l * ldf + j] = acc[l];
-      const float c = sm.beta[l] * acc[l];
-#pragma unroll
-      for (int i = 0; i < l; ++i) acc[i] = fmaf(-sm.g[l * ldf + i], c, acc[i]);
-    }
+  // Z = A⁻ᵀ dX, this warp's rows. Rows past the sequence's end have β = 0, so A⁻¹'s rows and columns
+  // there are those of I: they keep Z = dX and change no other row.
+  float z[8][4];
+  zero(z);
+  mma_ss<BLayout::KN, true, 8, 4>(z, ainv.p + r0, ainv.ld, sm.dx, lds);
+  if constexpr (!kInPlace<S>) {
+    mma_ss<BLayout::KN, true, 8, 4>(z, ainv.p + r0, ainv.ld, sm.dxlo, lds);
+    mma_ss<BLayout::KN, true, 8, 4>(z, ainvlo.p + r0, ainvlo.ld, sm.dx, lds);
   }
-  __syncthreads();
   float dga[8][4];  // dA = strict_lower(−Z Xᵀ), then dG = diag(β) dA
-  {
-    float zr[8][4];
-    load_acc(zr, sm.z + r0 * ldf, ldf);
-    zero(dga);
-    mma_acc<BLayout::NK>(dga, zr, xs.p, xs.ld);
-    if constexpr (!kInPlace<S>) mma_acc<BLayout::NK>(dga, zr, xlo.p, xlo.ld);
-  }
+  zero(dga);
+  mma_acc<BLayout::NK>(dga, z, xs.p, xs.ld);
+  if constexpr (!kInPlace<S>) mma_acc<BLayout::NK>(dga, z, xlo.p, xlo.ld);
   mask_acc(dga, r0, [](int i, int j) { return j < i; });
   negate(dga);
-  float db[2] = {0.f, 0.f};
+  float gram[8][4];  // this warp's rows of G = W Wᵀ (the prep's product, recomputed)
+  zero(gram);
+  mma_ss<BLayout::NK, false, 8, KTD>(gram, sm.w + r0 * ld, ld, sm.w, ld);
+  float db[2] = {0.f, 0.f};  // dβ_i = Z_ii + Σ_j dA_ij G_ij
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int i = r0 + acc_row(e);
-      db[e >> 1] += dga[n][e] * sm.g[i * ldf + acc_col(n, e)];
+      db[e >> 1] += dga[n][e] * gram[n][e] + (acc_col(n, e) == i ? z[n][e] : 0.f);
       dga[n][e] *= sm.beta[i];
     }
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int i = r0 + acc_row(2 * r);
-    db[r] = quad_sum(db[r]) + sm.z[i * ldf + i];
-  }
+  for (int r = 0; r < 2; ++r) db[r] = quad_sum(db[r]);
   store_row_pair(dbeta + base + b0 + r0, db, valid - r0);
-  store_acc(dga, sm.dgm + r0 * lds, lds);
+  store_acc(dga, sm.dgm + r0 * lds, lds);  // bf16: over dM, whose last reader came before the barrier
   __syncthreads();
   {  // dk = dk(part) + dSLᵀ W
     float acc[NTD][4];

@@ -11,7 +11,7 @@ namespace {
 using namespace tiles;
 
 // ---- prep: one block per chunk ---------------------------------------------------------------------
-// Its outputs that only the backward reads (the Gram matrix, X, strict_lower(W Kᵀ), M, tril(Q Wᵀ))
+// Its outputs that only the backward reads (A⁻¹, X, strict_lower(W Kᵀ), M, tril(Q Wᵀ))
 // are stored only when the workspace is kept for a backward (ws.for_backward); the forward reads
 // the moved queries and keys, Y, Xᵀ W and the chunk's own logits.
 
@@ -36,7 +36,7 @@ struct PrepSmem {
   static constexpr bool q_in_dead_space = !kInPlace<S> && y_over_gram && 2 * tile_bytes + sl_bytes <= 2 * gram_bytes;
   static_assert(gram_bytes % 16 == 0, "X must follow the Gram matrix directly (SmemCarver aligns to 16 bytes)");
   S *w, *k, *q, *y;  // [64, D] tiles
-  float *g, *x;      // [64, 64] Gram W Wᵀ and X in fp32
+  float *g, *x;      // [64, 64] Gram W Wᵀ and A⁻¹, then X, in fp32
   S *xs, *sl, *mm;   // [64, 64] X (bf16: X_hi), strict_lower(W Kᵀ), M (bf16: X_lo before M) as operands
   float* beta;       // [64]
   size_t bytes;
@@ -83,16 +83,15 @@ __global__ void __launch_bounds__(kThreads)
     zero(g);
     mma_ss<BLayout::NK, false, 8, KTD>(g, sm.w + r0 * ld, ld, sm.w, ld);
     store_acc(g, sm.g + r0 * ldf, ldf);
-    if (ws.for_backward) store_acc(g, ws.gram + cc + r0 * kChunk, kChunk);
   }
   __syncthreads();
-  // X = A⁻¹ diag(β), A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
-  // X_ij = δ_ij β_j − β_i Σ_{l<i} G_il X_lj, right-looking (once X_lj is known every later row's sum
-  // takes G_il X_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
-  // Rows past the sequence's end have β = 0, so their X rows are 0 and the solve stops at `rows`
-  // (a 17-token word solves 17 rows, not 64). The skip is per row l, the same for every thread; the
-  // updates of acc[i ≥ rows] inside a real row's loop are left in (those rows are never read), since
-  // a per-FMA `i < rows` test costs full chunks a compare per FMA.
+  // A⁻¹, A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
+  // A⁻¹_ij = δ_ij − β_i Σ_{l<i} G_il A⁻¹_lj, right-looking (once A⁻¹_lj is known every later row's sum
+  // takes G_il A⁻¹_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
+  // Rows past the sequence's end have β = 0, so their rows are those of I and the solve stops at
+  // `rows` (a 17-token word solves 17 rows, not 64). The skip is per row l, the same for every
+  // thread; the updates of acc[i ≥ rows] inside a real row's loop are left in (those rows are never
+  // read), since a per-FMA `i < rows` test costs full chunks a compare per FMA.
   if (threadIdx.x < kChunk) {
     const int j = int(threadIdx.x), rows = min(valid, kChunk);
     float acc[kChunk];
@@ -101,31 +100,33 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int l = 0; l < kChunk; ++l) {
       if (l >= rows) {
-        sm.x[l * ldf + j] = 0.f;
+        sm.x[l * ldf + j] = l == j ? 1.f : 0.f;
         continue;
       }
-      const float x = l < j ? 0.f : (l == j ? sm.beta[j] : -sm.beta[l] * acc[l]);
+      const float x = l < j ? 0.f : (l == j ? 1.f : -sm.beta[l] * acc[l]);
       sm.x[l * ldf + j] = x;
 #pragma unroll
       for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
     }
   }
   __syncthreads();
-  if constexpr (!kInPlace<S>)
-    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
-      const float x = sm.x[(i / kChunk) * ldf + i % kChunk];
-      const S hi = from_float<S>(x);
-      sm.xs[(i / kChunk) * ldc + i % kChunk] = hi;
-      sm.mm[(i / kChunk) * ldc + i % kChunk] = from_float<S>(x - to_float(hi));
+  // X = A⁻¹ diag(β): in place for fp32, as X_hi, X_lo for bf16. The backward keeps X and A⁻¹ (its
+  // Z = A⁻ᵀ dX is then a product, not a second substitution).
+  for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
+    const int r = i / kChunk, c = i % kChunk;
+    const float inv = sm.x[r * ldf + c], x = inv * sm.beta[c];
+    if (ws.for_backward) {
+      store_split(ws.ainv + cc + i, ws.ainvlo + cc + i, inv);
+      store_split(ws.xs + cc + i, ws.xlo + cc + i, x);
     }
+    if constexpr (kInPlace<S>)
+      sm.x[r * ldf + c] = x;
+    else
+      store_split(sm.xs + r * ldc + c, sm.mm + r * ldc + c, x);
+  }
   __syncthreads();  // bf16: the Gram matrix and X's fp32 copy are dead from here on (Q's dead space)
   load_tile_async<S, kChunk, D>(sm.q, a.q + tok * D, D, valid);
   cp_async_commit();
-  if (ws.for_backward)
-    for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
-      ws.xs[cc + i] = sm.xs[(i / kChunk) * ldc + i % kChunk];
-      if constexpr (!kInPlace<S>) ws.xlo[cc + i] = sm.mm[(i / kChunk) * ldc + i % kChunk];
-    }
 
   {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the key moves
     float y[NTD][4];

@@ -32,7 +32,9 @@ struct PathWorkspace {
   S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ) (backward)
   S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ) (backward)
   S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ) (backward)
-  float* gram = nullptr;  // [BH, chunks, 64, 64] W Wᵀ (backward)
+  S* ainv = nullptr;      // [BH, chunks, 64, 64] A⁻¹ (bf16: A⁻¹_hi), A = I + diag(β) strict_lower(W Wᵀ), so
+                          //   that the backward's Z = A⁻ᵀ dX is a matrix product (backward)
+  S* ainvlo = nullptr;    // [BH, chunks, 64, 64] bf16 only: bf16(A⁻¹ − A⁻¹_hi), as X_lo for X (backward)
   // spans:
   S* fspan = nullptr;     // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
   S* prefix = nullptr;    // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
@@ -89,7 +91,8 @@ struct PathWorkspace {
     for_backward_only(sl, cc);
     for_backward_only(mm, cc);
     for_backward_only(qw, cc);
-    for_backward_only(gram, cc);
+    for_backward_only(ainv, cc);
+    for_backward_only(ainvlo, sizeof(S) == sizeof(float) ? 0 : cc);  // fp32 keeps A⁻¹ whole
     fspan = c.take<S>(bh * spans * d * d);
     for_backward_only(prefix, bh * chunks * d * d);
     kbar = c.take<S>(rows * d);
@@ -157,6 +160,26 @@ namespace tiles {
 // ldmatrix.
 template <typename S>
 constexpr bool kInPlace = sizeof(S) == 4;
+
+// Stores x as hi = S(x) and, for bf16, lo = S(x − hi): hi + lo carries about 16 significant bits
+// into the products that take both (X, A⁻¹, dX). fp32 stores x whole at hi and leaves lo alone.
+template <typename S>
+__device__ __forceinline__ void store_split(S* hi, S* lo, float x) {
+  const S h = from_float<S>(x);
+  *hi = h;
+  if constexpr (!kInPlace<S>) *lo = from_float<S>(x - to_float(h));
+}
+// Stores a warp's 16 accumulator rows as hi and lo tiles of one row stride (store_split).
+template <int NT, typename S>
+__device__ __forceinline__ void store_acc_split(const float (&acc)[NT][4], S* hi, S* lo, int ld) {
+#pragma unroll
+  for (int n = 0; n < NT; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int at = acc_row(e) * ld + acc_col(n, e);
+      store_split(hi + at, lo + at, acc[n][e]);
+    }
+}
 
 // Where an operand tile lives: base pointer and row stride (elements).
 template <typename S>
