@@ -380,20 +380,18 @@ __global__ void __launch_bounds__(kThreads)
     ainvlo = workspace_tile<S, kChunk, kChunk>(sm.ainvlo, ws.ainvlo + cc);
   }
   const TileRef<S> sl = workspace_tile<S, kChunk, kChunk>(sm.sl, ws.sl + cc);
+  const TileRef<S> dm = workspace_tile<S, kChunk, kChunk>(sm.dm, ws.dm + cc);
+  const TileRef<S> dy = workspace_tile<S, kChunk, D>(sm.dy, ws.dy + prow * D);
   cp_async_commit();
   load_row_values(sm.beta, a.beta + base + b0, kChunk, valid, 0.f);
-  const TileRef<S> dm = float_tile<S, kChunk, kChunk>(sm.dm, ws.dm + cc);
-  const TileRef<S> dy = float_tile<S, kChunk, D>(sm.dy, ws.dy + prow * D);
   cp_async_wait<0>();
   __syncthreads();
 
   {  // dX = tril(dM SLᵀ + dY Wᵀ)
-    float acc[8][4], dmr[8][4], dyr[NTD][4];
+    float acc[8][4];
     zero(acc);
-    load_acc(dmr, ws.dm + cc + r0 * kChunk, kChunk);
-    mma_acc<BLayout::NK>(acc, dmr, sl.p, sl.ld);
-    load_acc(dyr, ws.dy + (prow + r0) * D, D);
-    mma_acc<BLayout::NK>(acc, dyr, sm.w, ld);
+    mma_ss<BLayout::NK, false, 8, 4>(acc, dm.p + r0 * dm.ld, dm.ld, sl.p, sl.ld);
+    mma_ss<BLayout::NK, false, 8, KTD>(acc, dy.p + r0 * dy.ld, dy.ld, sm.w, ld);
     mask_acc(acc, r0, [](int i, int j) { return j <= i; });
     store_acc_split(acc, sm.dx + r0 * lds, sm.dxlo + r0 * lds, lds);
   }

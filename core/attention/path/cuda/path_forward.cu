@@ -112,17 +112,18 @@ __global__ void __launch_bounds__(kThreads)
   __syncthreads();
   // X = A⁻¹ diag(β): in place for fp32, as X_hi, X_lo for bf16. The backward keeps X and A⁻¹ (its
   // Z = A⁻ᵀ dX is then a product, not a second substitution).
-  for (int i = int(threadIdx.x); i < kChunk * kChunk; i += kThreads) {
+  for (int i = 2 * int(threadIdx.x); i < kChunk * kChunk; i += 2 * kThreads) {  // columns c, c + 1 of row r
     const int r = i / kChunk, c = i % kChunk;
-    const float inv = sm.x[r * ldf + c], x = inv * sm.beta[c];
+    const float2 inv = load_pair(sm.x + r * ldf + c);
+    const float x0 = inv.x * sm.beta[c], x1 = inv.y * sm.beta[c + 1];
     if (ws.for_backward) {
-      store_split(ws.ainv + cc + i, ws.ainvlo + cc + i, inv);
-      store_split(ws.xs + cc + i, ws.xlo + cc + i, x);
+      store_split_pair(ws.ainv + cc + i, ws.ainvlo + cc + i, inv.x, inv.y);
+      store_split_pair(ws.xs + cc + i, ws.xlo + cc + i, x0, x1);
     }
     if constexpr (kInPlace<S>)
-      sm.x[r * ldf + c] = x;
+      store_pair(sm.x + r * ldf + c, x0, x1);
     else
-      store_split(sm.xs + r * ldc + c, sm.mm + r * ldc + c, x);
+      store_split_pair(sm.xs + r * ldc + c, sm.mm + r * ldc + c, x0, x1);
   }
   __syncthreads();  // bf16: the Gram matrix and X's fp32 copy are dead from here on (Q's dead space)
   load_tile_async<S, kChunk, D>(sm.q, a.q + tok * D, D, valid);

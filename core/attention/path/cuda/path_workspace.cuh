@@ -53,8 +53,8 @@ struct PathWorkspace {
                              //   in slot span − 1 the gradient G of the queries at their span's start
   float* dkbar = nullptr;    // [BH, Tp, D] dK̄
   float* dfspan = nullptr;   // [BH, spans, D, D] dF_j (atomics)
-  float* dm = nullptr;       // [BH, chunks, 64, 64] dM
-  float* dy = nullptr;       // [BH, Tp, D] dY
+  S* dm = nullptr;           // [BH, chunks, 64, 64] dM (bf16: its only use is as a product operand)
+  S* dy = nullptr;           // [BH, Tp, D] dY (likewise)
   float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
   float* dw_part = nullptr;  // [BH, Tp, D] dw before the X and Gram terms
 
@@ -116,8 +116,8 @@ struct PathWorkspace {
     dqspan = c.take<float>(bh * spans * padded * d);
     dkbar = c.take<float>(rows * d);
     dfspan = c.take<float>(bh * spans * d * d);
-    dm = c.take<float>(cc);
-    dy = c.take<float>(rows * d);
+    dm = c.take<S>(cc);
+    dy = c.take<S>(rows * d);
     dk_part = c.take<float>(rows * d);
     dw_part = c.take<float>(rows * d);
     return c.bytes();
@@ -161,23 +161,24 @@ namespace tiles {
 template <typename S>
 constexpr bool kInPlace = sizeof(S) == 4;
 
-// Stores x as hi = S(x) and, for bf16, lo = S(x − hi): hi + lo carries about 16 significant bits
-// into the products that take both (X, A⁻¹, dX). fp32 stores x whole at hi and leaves lo alone.
+// Stores two adjacent values x as hi = S(x) and, for bf16, lo = S(x − hi): hi + lo carries about 16
+// significant bits into the products that take both (X, A⁻¹, dX). fp32 stores x whole at hi and
+// leaves lo alone.
 template <typename S>
-__device__ __forceinline__ void store_split(S* hi, S* lo, float x) {
-  const S h = from_float<S>(x);
-  *hi = h;
-  if constexpr (!kInPlace<S>) *lo = from_float<S>(x - to_float(h));
+__device__ __forceinline__ void store_split_pair(S* hi, S* lo, float x0, float x1) {
+  const float h0 = to_float(from_float<S>(x0)), h1 = to_float(from_float<S>(x1));
+  store_pair(hi, h0, h1);
+  if constexpr (!kInPlace<S>) store_pair(lo, x0 - h0, x1 - h1);
 }
-// Stores a warp's 16 accumulator rows as hi and lo tiles of one row stride (store_split).
+// Stores a warp's 16 accumulator rows as hi and lo tiles of one row stride (store_split_pair).
 template <int NT, typename S>
 __device__ __forceinline__ void store_acc_split(const float (&acc)[NT][4], S* hi, S* lo, int ld) {
 #pragma unroll
   for (int n = 0; n < NT; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
+    for (int e = 0; e < 4; e += 2) {
       const int at = acc_row(e) * ld + acc_col(n, e);
-      store_split(hi + at, lo + at, acc[n][e]);
+      store_split_pair(hi + at, lo + at, acc[n][e], acc[n][e + 1]);
     }
 }
 
