@@ -59,6 +59,81 @@ struct PrepSmem {
   }
 };
 
+// A⁻¹ for A = I + diag(β) strict_lower(G), G symmetric ([64, 64] fp32 in shared memory, row stride
+// ldg), in 16 × 16 blocks so that all four warps work and no chain is longer than 16 steps: the
+// diagonal blocks' inverses D_I by forward substitution (one column per thread on two warps, while
+// the other two zero the blocks above the diagonal), then the blocks below it by sub-diagonals
+// d = 1, 2, 3 (block row I = J + d):
+//   T_IJ = diag(β_I) G[I, J … I−1] M[J … I−1, J],   M_IJ = −D_I T_IJ,
+// T through `scratch` ([3][16, 17] floats). Each thread takes one column j and the rows i0, i0 + 8 of
+// every block of a level, so its M loads serve two rows. Rows past the sequence's end have β = 0 and
+// come out as those of I. The whole block calls it; m (row stride ldm) must not alias g or scratch.
+constexpr int kInvBlock = 16, kInvScratch = kInvBlock * (kInvBlock + 1);
+
+template <int kLevel>
+__device__ __forceinline__ void unit_lower_inverse_level(const float* g, int ldg, const float* beta, float* m, int ldm,
+                                                         float* scratch) {
+  constexpr int B = kInvBlock, kBlocks = 4 - kLevel;
+  const int j = int(threadIdx.x) % B, i0 = int(threadIdx.x) / B;  // i0 in 0 … 7
+#pragma unroll
+  for (int J = 0; J < kBlocks; ++J) {  // T_IJ
+    const int I = J + kLevel, col = J * B + j;
+    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+    for (int r = 0; r < kLevel * B; ++r) {
+      const float mv = m[(J * B + r) * ldm + col];
+      s0 = fmaf(g[(I * B + i0) * ldg + J * B + r], mv, s0);
+      s1 = fmaf(g[(I * B + i0 + 8) * ldg + J * B + r], mv, s1);
+    }
+    scratch[J * kInvScratch + i0 * (B + 1) + j] = beta[I * B + i0] * s0;
+    scratch[J * kInvScratch + (i0 + 8) * (B + 1) + j] = beta[I * B + i0 + 8] * s1;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int J = 0; J < kBlocks; ++J) {  // M_IJ = −D_I T_IJ (D_I's upper triangle holds zeros)
+    const int I = J + kLevel;
+    float s0 = 0.f, s1 = 0.f;
+#pragma unroll
+    for (int l = 0; l < B; ++l) {
+      const float tv = scratch[J * kInvScratch + l * (B + 1) + j];
+      s0 = fmaf(m[(I * B + i0) * ldm + I * B + l], tv, s0);
+      s1 = fmaf(m[(I * B + i0 + 8) * ldm + I * B + l], tv, s1);
+    }
+    m[(I * B + i0) * ldm + J * B + j] = -s0;
+    m[(I * B + i0 + 8) * ldm + J * B + j] = -s1;
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ void unit_lower_inverse(const float* g, int ldg, const float* beta, float* m, int ldm,
+                                                   float* scratch) {
+  constexpr int B = kInvBlock;
+  static_assert(kThreads == 8 * B, "a level's blocks take 16 columns × 8 row pairs of threads");
+  const int t = int(threadIdx.x);
+  if (t < kChunk) {  // thread (I, c): column c of D_I, right-looking in registers
+    const int base = t / B * B, c = t % B;
+    float acc[B];
+#pragma unroll
+    for (int i = 0; i < B; ++i) acc[i] = 0.f;
+#pragma unroll
+    for (int l = 0; l < B; ++l) {
+      const float x = l < c ? 0.f : (l == c ? 1.f : -beta[base + l] * acc[l]);
+      m[(base + l) * ldm + base + c] = x;
+#pragma unroll
+      for (int i = l + 1; i < B; ++i) acc[i] = fmaf(g[(base + l) * ldg + base + i], x, acc[i]);
+    }
+  } else {  // the six blocks above the diagonal: row r of block row I, columns past its diagonal block
+    for (int e = t - kChunk; e < kChunk * kChunk; e += kThreads - kChunk) {
+      const int r = e / kChunk, col = e % kChunk;
+      if (col >= (r / B + 1) * B) m[r * ldm + col] = 0.f;
+    }
+  }
+  __syncthreads();
+  unit_lower_inverse_level<1>(g, ldg, beta, m, ldm, scratch);
+  unit_lower_inverse_level<2>(g, ldg, beta, m, ldm, scratch);
+  unit_lower_inverse_level<3>(g, ldg, beta, m, ldm, scratch);
+}
+
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads)
     path_prep_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
@@ -85,31 +160,9 @@ __global__ void __launch_bounds__(kThreads)
     store_acc(g, sm.g + r0 * ldf, ldf);
   }
   __syncthreads();
-  // A⁻¹, A = I + diag(β) strict_lower(W Wᵀ): forward substitution, one column per thread:
-  // A⁻¹_ij = δ_ij − β_i Σ_{l<i} G_il A⁻¹_lj, right-looking (once A⁻¹_lj is known every later row's sum
-  // takes G_il A⁻¹_lj, read along row l of the symmetric G) so the FMAs are independent, in registers.
-  // Rows past the sequence's end have β = 0, so their rows are those of I and the solve stops at
-  // `rows` (a 17-token word solves 17 rows, not 64). The skip is per row l, the same for every
-  // thread; the updates of acc[i ≥ rows] inside a real row's loop are left in (those rows are never
-  // read), since a per-FMA `i < rows` test costs full chunks a compare per FMA.
-  if (threadIdx.x < kChunk) {
-    const int j = int(threadIdx.x), rows = min(valid, kChunk);
-    float acc[kChunk];
-#pragma unroll
-    for (int i = 0; i < kChunk; ++i) acc[i] = 0.f;
-#pragma unroll
-    for (int l = 0; l < kChunk; ++l) {
-      if (l >= rows) {
-        sm.x[l * ldf + j] = l == j ? 1.f : 0.f;
-        continue;
-      }
-      const float x = l < j ? 0.f : (l == j ? 1.f : -sm.beta[l] * acc[l]);
-      sm.x[l * ldf + j] = x;
-#pragma unroll
-      for (int i = l + 1; i < kChunk; ++i) acc[i] = fmaf(sm.g[l * ldf + i], x, acc[i]);
-    }
-  }
-  __syncthreads();
+  // A⁻¹, A = I + diag(β) strict_lower(W Wᵀ), blocked; M's tile (X_lo's until M is formed) is free
+  // until the conversion below and holds the solve's scratch.
+  unit_lower_inverse(sm.g, ldf, sm.beta, sm.x, ldf, reinterpret_cast<float*>(sm.mm));
   // X = A⁻¹ diag(β): in place for fp32, as X_hi, X_lo for bf16. The backward keeps X and A⁻¹ (its
   // Z = A⁻ᵀ dX is then a product, not a second substitution).
   for (int i = 2 * int(threadIdx.x); i < kChunk * kChunk; i += 2 * kThreads) {  // columns c, c + 1 of row r
