@@ -18,7 +18,7 @@ using namespace tiles;
 // Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
 // two blocks fit per multiprocessor at D = 128 and three at D ≤ 64 in bf16): Y takes the Gram
 // matrix's space where it fits, and for bf16 strict_lower(W Kᵀ) takes the end of X's fp32 space once
-// X has been converted to its operand copies. Q is loaded once the substitution and that conversion
+// X has been converted to its operand copies. Q is loaded once the solve for A⁻¹ and that conversion
 // are done (its first reader, tril(Q Wᵀ), comes after the Y and W Kᵀ products, which hide the load);
 // in bf16 at D ≤ 64 it goes into the dead space between Y and strict_lower(W Kᵀ) (the Gram matrix's
 // and X's fp32 spaces are adjacent), so no tile of its own.

@@ -1,7 +1,7 @@
 // CUDA twin of path.h: PaTH attention (softmax over logits ℓ_ij = s·q_iᵀ H_i ⋯ H_{j+1} k_j with
 // Householder-like H_t = I − β_t w_t w_tᵀ), and PaTH-FoX through the optional log-gate bias, in the
 // blocked UT form of docs/design.md §3–4 with chunks of 64 tokens:
-//   prep (per chunk): A⁻¹ = (I + strict_lower(diag(β) W Wᵀ))⁻¹ by forward substitution (kept for
+//   prep (per chunk): A⁻¹ = (I + strict_lower(diag(β) W Wᵀ))⁻¹ in 16 × 16 blocks (kept for
 //     the backward, whose A⁻ᵀ dX is then a matrix product) and X = A⁻¹ diag(β),
 //     Y = X W, queries moved to the chunk start Q̂ = Q − tril(Q Wᵀ) Y, keys moved to the chunk end
 //     K̂ = K − (X strict_lower(W Kᵀ))ᵀ W, and the chunk's own logits;
