@@ -54,6 +54,19 @@ __host__ __device__ constexpr int swizzled_offset(int rows, int r, int c) {
          (c % 8) * 2;
 }
 
+// The swizzled tiles of a forward over one query block, from the aligned start of shared memory:
+// Q [64, D], then two stages of K and V [64, D]; whatever else a kernel keeps starts at end().
+template <int D>
+struct ForwardTiles {
+  static constexpr int tile = tile_bytes(64, D);
+  static constexpr size_t bytes = 5 * size_t(tile);
+  unsigned char* base;
+  __device__ bf16* q() const { return reinterpret_cast<bf16*>(base); }
+  __device__ bf16* k(int stage) const { return reinterpret_cast<bf16*>(base + (1 + stage) * tile); }
+  __device__ bf16* v(int stage) const { return reinterpret_cast<bf16*>(base + (3 + stage) * tile); }
+  __device__ unsigned char* end() const { return base + bytes; }
+};
+
 // Starts copying rows 0..ROWS−1 (COLS elements each, global row stride ld) into a swizzled tile;
 // rows at or past `valid` are zeros. The whole block calls it; commit/wait as for tiles.cuh's loads.
 template <int ROWS, int COLS>

@@ -17,7 +17,7 @@ template <int D>
 struct SbaHopperLayout {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D);              // a swizzled [64, D] tile
   static constexpr int square = wgmma::tile_bytes(kChunk, kChunk);       // a swizzled [64, 64] tile
-  static constexpr size_t forward_bytes = 5 * tile + wgmma::kSwizzleBytes;  // Q + 2 × (K, V)
+  static constexpr size_t forward_bytes = wgmma::ForwardTiles<D>::bytes + wgmma::kSwizzleBytes;  // Q + 2 × (K, V)
   // Q, dO, 2 × (K, V), then the weights a and dz [64 queries, 64 keys]
   static constexpr size_t backward_bytes = 6 * tile + 2 * square + wgmma::kSwizzleBytes;
 };
@@ -26,13 +26,9 @@ template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
     sba_forward_hopper_kernel(StickBreakingCudaArgs<bf16> a, bf16* o, float* totals_hi, float* totals_lo) {
 #if PATHBENCH_SM90A_DEVICE
-  using L = SbaHopperLayout<D>;
   constexpr int NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
-  bf16* sq = reinterpret_cast<bf16*>(smem);                                                   // [64, D]
-  auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (1 + st) * L::tile); };  // [2][64, D]
-  auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (3 + st) * L::tile); };  // [2][64, D]
+  const wgmma::ForwardTiles<D> tile{wgmma::align_to_swizzle(smem_raw)};
 
   const QueryBlock blk(a.length);
   const int T = blk.T, qb = blk.qb, q0 = blk.q0, row0 = blk.row0;
@@ -43,10 +39,10 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   auto issue = [&](int it) {
     const int st = it & 1, k0 = (qb - it) * kChunk;
-    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0);
-    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(tile.k(st), k + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(tile.v(st), v + int64_t(k0) * D, D, T - k0);
   };
-  wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  wgmma::load_tile_async<kChunk, D>(tile.q(), a.q + (base + q0) * D, D, T - q0);
   issue(0);
   cp_async_commit();
 
@@ -57,9 +53,9 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::next_stage(it < qb, [&] { issue(it + 1); });
     const int st = it & 1, k0 = (qb - it) * kChunk;
     float z[8][4];
-    wgmma::rows_by_rows<D>(z, sq, sk(st));
+    wgmma::rows_by_rows<D>(z, tile.q(), tile.k(st));
     forward_weights<true>(z, rows, it == 0 || blk.masked_rows, scale2, row0, k0, T);
-    wgmma::add_regs_by_tile<D>(acc_o, z, sv(st));
+    wgmma::add_regs_by_tile<D>(acc_o, z, tile.v(st));
   }
   store_row_pair(totals_hi + base + row0, rows.carry, T - row0);
   store_row_pair(totals_lo + base + row0, rows.carry_lo, T - row0);

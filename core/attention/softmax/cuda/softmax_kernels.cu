@@ -107,23 +107,19 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
 // O += P V (P from registers, V N-major) as warpgroup products over swizzled tiles.
 template <int D>
 struct SoftmaxHopperLayout {
-  static constexpr int tile = wgmma::tile_bytes(kChunk, D);
   // Q + 2 stages × (K, V) tiles, then 2 stages × 64 key gates, plus room to align the start.
-  static constexpr size_t forward_bytes = 5 * tile + 2 * kChunk * sizeof(float) + wgmma::kSwizzleBytes;
+  static constexpr size_t forward_bytes =
+      wgmma::ForwardTiles<D>::bytes + 2 * kChunk * sizeof(float) + wgmma::kSwizzleBytes;
 };
 
 template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
     softmax_forward_hopper_kernel(SoftmaxAttentionCudaArgs<bf16> a, bf16* o, float* lse) {
 #if PATHBENCH_SM90A_DEVICE
-  using L = SoftmaxHopperLayout<D>;
   constexpr int NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
-  bf16* sq = reinterpret_cast<bf16*>(smem);                                        // [64, D]
-  auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (1 + st) * L::tile); };  // [2][64, D]
-  auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (3 + st) * L::tile); };  // [2][64, D]
-  float* sgate = reinterpret_cast<float*>(smem + 5 * L::tile);                   // [2][64]
+  const wgmma::ForwardTiles<D> tile{wgmma::align_to_swizzle(smem_raw)};
+  float* sgate = reinterpret_cast<float*>(tile.end());  // [2][64]
 
   const QueryBlock blk(a.length);  // longest rows first
   const int T = blk.T, qb = blk.qb, q0 = blk.q0;
@@ -134,11 +130,11 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   auto issue = [&](int kb) {
     const int st = kb & 1, k0 = kb * kChunk;
-    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0);
-    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(tile.k(st), k + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(tile.v(st), v + int64_t(k0) * D, D, T - k0);
     if (gate) load_row_values_async(sgate + st * kChunk, gate + k0, kChunk, T - k0);
   };
-  wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
+  wgmma::load_tile_async<kChunk, D>(tile.q(), a.q + (base + q0) * D, D, T - q0);
   issue(0);
   cp_async_commit();
 
@@ -152,10 +148,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::next_stage(kb < qb, [&] { issue(kb + 1); });
     const int st = kb & 1;
     float x[8][4];
-    wgmma::rows_by_rows<D>(x, sq, sk(st));
+    wgmma::rows_by_rows<D>(x, tile.q(), tile.k(st));
     causal_logits(x, kb == qb, gate != nullptr, row_gate, sgate + st * kChunk, scale2, gate2);
     sm.update(x, acc_o);
-    wgmma::add_regs_by_tile<D>(acc_o, x, sv(st));
+    wgmma::add_regs_by_tile<D>(acc_o, x, tile.v(st));
   }
   float row_lse[2];
   sm.finish(acc_o, row_lse);
