@@ -41,16 +41,10 @@ struct QueryRows {
   float *lse, *delta, *gate;
 };
 
-// This warp's 16 keys (rows) × 64 queries (columns) of the pair of blocks (k0, q0): p holds K·Qᵀ
-// and ds holds V·dOᵀ on entry; on return p = P = exp(s·qᵀk + g·(c_i − c_j) − lse) and
-// ds = dS = P ∘ (dP − δ), and col_sum[r] has gained the sums of dS over this block's queries for
-// the thread's two key rows. key_gate: the key block's cumulative log gates (read when gated).
-// kMasked: pairs that do not count get P = 0 (the other blocks need no test); kExactExp: exp2f
-// instead of the flushing approximation (see key_major_backward_kernel).
-template <bool kMasked, bool kCausal, bool kExactExp>
-__device__ __forceinline__ void softmax_gradients(float (&p)[8][4], float (&ds)[8][4], float (&col_sum)[2],
-                                                  const QueryRows& rows, bool gated, const float* key_gate,
-                                                  int q0, int k0, int T, float scale2, float gate2) {
+template <bool kMasked, bool kCausal, bool kExactExp, bool kGated>
+__device__ __forceinline__ void softmax_gradients_step(float (&p)[8][4], float (&ds)[8][4], float (&col_sum)[2],
+                                                       const QueryRows& rows, const float* key_gate, int q0, int k0,
+                                                       int T, float scale2, float gate2) {
   using namespace tiles;
   const int w = warp_id();
 #pragma unroll
@@ -60,12 +54,29 @@ __device__ __forceinline__ void softmax_gradients(float (&p)[8][4], float (&ds)[
       const int il = acc_col(n, e), jl = 16 * w + acc_row(e);
       const bool visible = !kMasked || (q0 + il < T && (kCausal ? k0 + jl <= q0 + il : k0 + jl < T));
       float xv = p[n][e] * scale2 - rows.lse[il] * kLog2e;
-      if (gated) xv += gate2 * (rows.gate[il] - key_gate[jl]);
+      if constexpr (kGated) xv += gate2 * (rows.gate[il] - key_gate[jl]);
       const float pv = visible ? (kExactExp ? exp2f(xv) : exp2_ftz(xv)) : 0.f;
       p[n][e] = pv;
       ds[n][e] = pv * (ds[n][e] - rows.delta[il]);
-      col_sum[e >> 1] += ds[n][e];
+      if constexpr (kGated) col_sum[e >> 1] += ds[n][e];
     }
+}
+
+// This warp's 16 keys (rows) × 64 queries (columns) of the pair of blocks (k0, q0): p holds K·Qᵀ
+// and ds holds V·dOᵀ on entry; on return p = P = exp(s·qᵀk + g·(c_i − c_j) − lse) and
+// ds = dS = P ∘ (dP − δ), and, when gated, col_sum[r] has gained the sums of dS over this block's
+// queries for the thread's two key rows. key_gate: the key block's cumulative log gates (read when
+// gated). kMasked: pairs that do not count get P = 0 (the other blocks need no test); kExactExp:
+// exp2f instead of the flushing approximation (see key_major_backward_kernel).
+template <bool kMasked, bool kCausal, bool kExactExp>
+__device__ __forceinline__ void softmax_gradients(float (&p)[8][4], float (&ds)[8][4], float (&col_sum)[2],
+                                                  const QueryRows& rows, bool gated, const float* key_gate,
+                                                  int q0, int k0, int T, float scale2, float gate2) {
+  if (gated)
+    softmax_gradients_step<kMasked, kCausal, kExactExp, true>(p, ds, col_sum, rows, key_gate, q0, k0, T, scale2, gate2);
+  else
+    softmax_gradients_step<kMasked, kCausal, kExactExp, false>(p, ds, col_sum, rows, key_gate, q0, k0, T, scale2,
+                                                               gate2);
 }
 
 }  // namespace detail

@@ -312,12 +312,9 @@ __global__ void __launch_bounds__(kThreads)
   issue(0);
   cp_async_commit();
 
-  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
-  float row_gate[2] = {0.f, 0.f};
-  for (int r = 0; r < 2; ++r) {
-    const int i = q0 + r0 + acc_row(2 * r);
-    if (gate && i < T) row_gate[r] = gate[i];
-  }
+  const float scale2 = a.scale * kLog2e, ratio = a.gate_scale / a.scale;
+  float row_gate[2];
+  row_gates(row_gate, gate, q0, T);
   float u[NTD][4];  // the warp's queries, moved to the start of the key chunk being visited
   load_acc(u, ws.qh + (pbase + q0 + r0) * D, D);
   OnlineSoftmax sm_state;
@@ -360,16 +357,8 @@ __global__ void __launch_bounds__(kThreads)
         multiply_square(u, f.p, f.ld);
       }
     }
-#pragma unroll
-    for (int n = 0; n < 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int jl = acc_col(n, e), il = r0 + acc_row(e);
-        float xv = x[n][e] * scale2;
-        if (gate) xv += gate2 * (row_gate[e >> 1] - sm.gate[st * kChunk + jl]);
-        x[n][e] = (it == 0 && jl > il) ? -INFINITY : xv;
-      }
-    sm_state.update(x, acc_o);
+    causal_logits(x, it == 0, row_gate, gate ? sm.gate + st * kChunk : nullptr, ratio);
+    sm_state.update(x, acc_o, scale2);
     mma_acc<BLayout::KN>(acc_o, x, sm.v + so, ld);
     if constexpr (kStages == 1) {
       __syncthreads();

@@ -25,31 +25,6 @@ struct SoftmaxLayout {
   static constexpr size_t forward_bytes = 5 * tile * sizeof(S) + 2 * kChunk * sizeof(float);
 };
 
-// This warp's 16 query rows × 64 keys of one block pair: x holds Q·Kᵀ on entry and the logits in
-// log₂ units on return, with the FoX bias g·(c_i − c_j) when gated (row_gate: the thread's two
-// rows' c_i; key_gate: the block's c_j) and −∞ for keys after the query on the diagonal block.
-__device__ __forceinline__ void causal_logits(float (&x)[8][4], bool diagonal, bool gated, const float (&row_gate)[2],
-                                              const float* key_gate, float scale2, float gate2) {
-  const int w = warp_id();
-#pragma unroll
-  for (int n = 0; n < 8; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int jl = acc_col(n, e), il = 16 * w + acc_row(e);
-      float xv = x[n][e] * scale2;
-      if (gated) xv += gate2 * (row_gate[e >> 1] - key_gate[jl]);
-      x[n][e] = (diagonal && jl > il) ? -INFINITY : xv;
-    }
-}
-
-// The cumulative log gates c_i of the thread's two rows (zero without gates or past T).
-__device__ __forceinline__ void row_gates(float (&row_gate)[2], const float* gate, int q0, int T) {
-  for (int r = 0; r < 2; ++r) {
-    const int i = q0 + 16 * warp_id() + acc_row(2 * r);
-    row_gate[r] = gate && i < T ? gate[i] : 0.f;
-  }
-}
-
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttentionCudaArgs<S> a, S* o, float* lse) {
   using L = SoftmaxLayout<S, D>;
@@ -78,7 +53,7 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
   issue(0);
   cp_async_commit();
 
-  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
+  const float scale2 = a.scale * kLog2e, ratio = a.gate_scale / a.scale;
   float row_gate[2];
   row_gates(row_gate, gate, q0, T);
   OnlineSoftmax sm;
@@ -93,8 +68,8 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
     float x[8][4];
     zero(x);
     mma_ss<BLayout::NK, false, 8, KTD>(x, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
-    causal_logits(x, kb == qb, gate != nullptr, row_gate, sgate + st * kChunk, scale2, gate2);
-    sm.update(x, acc_o);
+    causal_logits(x, kb == qb, row_gate, gate ? sgate + st * kChunk : nullptr, ratio);
+    sm.update(x, acc_o, scale2);
     mma_acc<BLayout::KN>(acc_o, x, sv + st * L::tile, ld);
   }
   float row_lse[2];
@@ -138,7 +113,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   issue(0);
   cp_async_commit();
 
-  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
+  const float scale2 = a.scale * kLog2e, ratio = a.gate_scale / a.scale;
   float row_gate[2];
   row_gates(row_gate, gate, q0, T);
   OnlineSoftmax sm;
@@ -149,8 +124,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int st = kb & 1;
     float x[8][4];
     wgmma::rows_by_rows<D>(x, tile.q(), tile.k(st));
-    causal_logits(x, kb == qb, gate != nullptr, row_gate, sgate + st * kChunk, scale2, gate2);
-    sm.update(x, acc_o);
+    causal_logits(x, kb == qb, row_gate, gate ? sgate + st * kChunk : nullptr, ratio);
+    sm.update(x, acc_o, scale2);
     wgmma::add_regs_by_tile<D>(acc_o, x, tile.v(st));
   }
   float row_lse[2];
