@@ -276,7 +276,7 @@ struct ForwardSmem {
 };
 
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kThreeBlocks<S, D> ? 3 : 0)
     path_forward_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* o, float* lse) {
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = ForwardSmem<S, D>;
