@@ -14,11 +14,6 @@
 
 namespace pathbench::cuda {
 
-// The kernels whose bf16 form at D = 64 is held to 168 registers, so that three blocks fit on a
-// multiprocessor (their shared memory allows it).
-template <typename S, int D>
-constexpr bool kThreeBlocks = std::is_same_v<S, bf16> && D == 64;
-
 template <typename S>
 struct PathWorkspace {
   int64_t chunks = 0, padded = 0;  // chunks per slice, Tp = 64·chunks
