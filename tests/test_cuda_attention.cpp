@@ -661,8 +661,9 @@ TEST_CASE("CUDA PaTH forward alone gives the forward's outputs bit for bit and r
 }
 
 // One small ragged case per kernel and precision; the sanitizer runs (memcheck, racecheck) use this.
+// Head dims 32, 64 (PaTH's compact local a at bf16) and 128 (Hopper forms at bf16, as at 64).
 TEST_CASE("CUDA attention kernels at a small size", "[cuda][sanitize]") {
-  for (int64_t d : {32, 128}) {
+  for (int64_t d : {32, 64, 128}) {
     const Shape sh{2, 100, d};
     check_softmax<float>(sh, true, 500), check_softmax<bf16>(sh, true, 501);
     check_rope<bf16>(sh, false, 502);

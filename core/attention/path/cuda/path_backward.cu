@@ -166,25 +166,43 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- per-chunk backward, part a ------------------------------------------------------------------
 
+// Compact (bf16 at D = 64): eight tiles instead of eleven, 73 KB instead of 100, so three blocks fit on
+// a multiprocessor instead of two. Tiles whose uses end early take later tiles' places: dK̂ takes
+// dO's, dP takes V's (both once P and dS' are formed), Q takes K's (after dq), dQ̂ takes dQW's and
+// QWᵀ takes Y's (after dw); Q, QWᵀ and dQ̂ then load when their places free up instead of at the start.
+template <typename S, int D>
+constexpr bool kCompactLocalA = std::is_same_v<S, bf16> && D == 64;
+
 template <typename S, int D>
 struct LocalASmem {
   static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
   S *q, *k, *w, *v, *dout, *y, *qw, *mm, *p, *ds, *dpm;
+  S *dqh, *dkh;  // dQ̂, dK̂ (bf16)
   float *lse, *delta, *gate, *col_sum;
   size_t bytes;
   __host__ __device__ explicit LocalASmem(unsigned char* base) {
     SmemCarver c{base};
-    q = c.take<S>(tile_elems<S>(kChunk, D));
     k = c.take<S>(tile_elems<S>(kChunk, D));
     w = c.take<S>(tile_elems<S>(kChunk, D));
-    v = c.take<S>(tile_elems<S>(kChunk, D));     // later dQ̂ (bf16)
-    dout = c.take<S>(tile_elems<S>(kChunk, D));  // later dK̂ (bf16)
+    v = c.take<S>(tile_elems<S>(kChunk, D));
+    dout = c.take<S>(tile_elems<S>(kChunk, D));
     y = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
-    qw = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     mm = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     p = c.take<S>(tile_elems<S>(kChunk, kChunk));  // P, later dQW
     ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
-    dpm = c.take<S>(staged_bytes<S>(D, D) / sizeof(S));
+    dkh = dout;
+    if constexpr (kCompactLocalA<S, D>) {
+      static_assert(D == kChunk, "the compact layout swaps tiles of equal size");
+      dpm = v;
+      q = k;
+      dqh = p;
+      qw = y;
+    } else {
+      q = c.take<S>(tile_elems<S>(kChunk, D));
+      qw = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+      dpm = c.take<S>(staged_bytes<S>(D, D) / sizeof(S));
+      dqh = v;
+    }
     lse = c.take<float>(kChunk);
     delta = c.take<float>(kChunk);
     gate = c.take<float>(kChunk);
@@ -198,6 +216,7 @@ __global__ void __launch_bounds__(kThreads)
     path_local_a_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse, S* dq,
                         S* dv, float* d_gate) {
   constexpr int NTD = D / 8, KTD = D / 16;
+  constexpr bool kCompact = kCompactLocalA<S, D>;
   using Sm = LocalASmem<S, D>;
   constexpr int ld = Sm::ld, lds = Sm::lds;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -207,15 +226,17 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t bh = blockIdx.y, base = bh * T, prow = bh * ws.padded + b0;
   const int64_t cc = (bh * nch + b) * kChunk * kChunk;
   const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
+  auto load_q = [&] { load_tile_async<S, kChunk, D>(sm.q, a.q + (base + b0) * D, D, valid); };
+  auto load_qw = [&] { return workspace_tile<S, kChunk, kChunk>(sm.qw, ws.qw + cc); };
 
-  load_tile_async<S, kChunk, D>(sm.q, a.q + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.v, a.v + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, valid);
   const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + prow * D);
-  const TileRef<S> qw = workspace_tile<S, kChunk, kChunk>(sm.qw, ws.qw + cc);
   const TileRef<S> mm = workspace_tile<S, kChunk, kChunk>(sm.mm, ws.mm + cc);
+  TileRef<S> qw{};
+  if constexpr (!kCompact) load_q(), qw = load_qw();
   cp_async_commit();
   for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
     const bool in = i < valid;
@@ -274,47 +295,33 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = int(threadIdx.x); j < valid && j < kChunk; j += kThreads)
       d_gate[base + b0 + j] = ws.dcc[prow + j] - a.gate_scale * sm.col_sum[j];
   __syncthreads();  // V, dO and P are no longer read
-  const TileRef<S> dqh = float_tile<S, kChunk, D>(sm.v, ws.dqh + prow * D);
-  const TileRef<S> dkh = float_tile<S, kChunk, D>(sm.dout, ws.dkh + prow * D);
+  const TileRef<S> dkh = float_tile<S, kChunk, D>(sm.dkh, ws.dkh + prow * D);
   const TileRef<S> dpm = float_tile<S, D, D>(sm.dpm, ws.dpm + (bh * nch + b) * D * D);
+  TileRef<S> dqh{};
+  if constexpr (!kCompact) dqh = float_tile<S, kChunk, D>(sm.dqh, ws.dqh + prow * D);
   __syncthreads();
 
   // dQW = −tril(dQ̂ Yᵀ + dS' Mᵀ); dq = dQ̂ + dS' K + dQW W (rows r0 …).
-  float dqr[NTD][4], dqw[8][4];
-  load_acc(dqr, ws.dqh + (prow + r0) * D, D);
-  zero(dqw);
-  mma_acc<BLayout::NK>(dqw, dqr, y.p, y.ld);
-  mma_ss<BLayout::NK, false, 8, 4>(dqw, sm.ds + r0 * lds, lds, mm.p, mm.ld);
-  mask_acc(dqw, r0, [](int i, int j) { return j <= i; });
-  negate(dqw);
-  store_acc(dqw, sm.p + r0 * lds, lds);
-  mma_ss<BLayout::KN, false, NTD, 4>(dqr, sm.ds + r0 * lds, lds, sm.k, ld);
-  mma_acc<BLayout::KN>(dqr, dqw, sm.w, ld);
-  store_acc(dqr, dq + (base + b0 + r0) * D, D, valid - r0);
-  {  // dM = −(QWᵀ dS' + W dK̂ᵀ)
-    float acc[8][4];
-    zero(acc);
-    mma_ss<BLayout::KN, true, 8, 4>(acc, qw.p + r0, qw.ld, sm.ds, lds);
-    mma_ss<BLayout::NK, false, 8, KTD>(acc, sm.w + r0 * ld, ld, dkh.p, dkh.ld);
-    negate(acc);
-    store_acc(acc, ws.dm + cc + r0 * kChunk, kChunk);
+  {
+    float dqr[NTD][4], dqw[8][4];
+    load_acc(dqr, ws.dqh + (prow + r0) * D, D);
+    zero(dqw);
+    mma_acc<BLayout::NK>(dqw, dqr, y.p, y.ld);
+    mma_ss<BLayout::NK, false, 8, 4>(dqw, sm.ds + r0 * lds, lds, mm.p, mm.ld);
+    mask_acc(dqw, r0, [](int i, int j) { return j <= i; });
+    negate(dqw);
+    store_acc(dqw, sm.p + r0 * lds, lds);
+    mma_ss<BLayout::KN, false, NTD, 4>(dqr, sm.ds + r0 * lds, lds, sm.k, ld);
+    mma_acc<BLayout::KN>(dqr, dqw, sm.w, ld);
+    store_acc(dqr, dq + (base + b0 + r0) * D, D, valid - r0);
   }
-  {  // dY = −(QWᵀ dQ̂ + W dP)
-    float acc[NTD][4];
-    zero(acc);
-    mma_ss<BLayout::KN, true, NTD, 4>(acc, qw.p + r0, qw.ld, dqh.p, dqh.ld);
-    mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.w + r0 * ld, ld, dpm.p, dpm.ld);
-    negate(acc);
-    store_acc(acc, ws.dy + (prow + r0) * D, D);
-  }
-  {  // dk (part) = dK̂ + dS'ᵀ Q
+  auto key_gradient = [&] {  // dk (part) = dK̂ + dS'ᵀ Q
     float acc[NTD][4];
     load_acc(acc, ws.dkh + (prow + r0) * D, D);
     mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.ds + r0, lds, sm.q, ld);
     store_acc(acc, ws.dk_part + (prow + r0) * D, D);
-  }
-  __syncthreads();  // every warp's dQW rows
-  {  // dw (part) = −(M dK̂ + Y dPᵀ) + dQWᵀ Q
+  };
+  auto w_gradient = [&] {  // dw (part) = −(M dK̂ + Y dPᵀ) + dQWᵀ Q
     float acc[NTD][4];
     zero(acc);
     mma_ss<BLayout::KN, false, NTD, 4>(acc, mm.p + r0 * mm.ld, mm.ld, dkh.p, dkh.ld);
@@ -322,6 +329,45 @@ __global__ void __launch_bounds__(kThreads)
     negate(acc);
     mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.p + r0, lds, sm.q, ld);
     store_acc(acc, ws.dw_part + (prow + r0) * D, D);
+  };
+  auto factor_gradients = [&] {
+    {  // dM = −(QWᵀ dS' + W dK̂ᵀ)
+      float acc[8][4];
+      zero(acc);
+      mma_ss<BLayout::KN, true, 8, 4>(acc, qw.p + r0, qw.ld, sm.ds, lds);
+      mma_ss<BLayout::NK, false, 8, KTD>(acc, sm.w + r0 * ld, ld, dkh.p, dkh.ld);
+      negate(acc);
+      store_acc(acc, ws.dm + cc + r0 * kChunk, kChunk);
+    }
+    {  // dY = −(QWᵀ dQ̂ + W dP)
+      float acc[NTD][4];
+      zero(acc);
+      mma_ss<BLayout::KN, true, NTD, 4>(acc, qw.p + r0, qw.ld, dqh.p, dqh.ld);
+      mma_ss<BLayout::KN, false, NTD, KTD>(acc, sm.w + r0 * ld, ld, dpm.p, dpm.ld);
+      negate(acc);
+      store_acc(acc, ws.dy + (prow + r0) * D, D);
+    }
+  };
+  if constexpr (kCompact) {
+    __syncthreads();  // K is no longer read: Q takes its place
+    load_q();
+    cp_async_commit();
+    cp_async_wait<0>();
+    __syncthreads();  // Q and every warp's dQW rows are in place
+    key_gradient();
+    w_gradient();
+    __syncthreads();  // Y and dQW are no longer read: QWᵀ and dQ̂ take their places
+    qw = load_qw();
+    cp_async_commit();
+    dqh = float_tile<S, kChunk, D, kThreads, 2>(sm.dqh, ws.dqh + prow * D);  // 2 float4 in flight: 130 registers, not 193
+    cp_async_wait<0>();
+    __syncthreads();
+    factor_gradients();
+  } else {
+    factor_gradients();
+    key_gradient();
+    __syncthreads();  // every warp's dQW rows
+    w_gradient();
   }
 }
 
