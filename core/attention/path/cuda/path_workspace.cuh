@@ -202,8 +202,8 @@ __device__ __forceinline__ TileRef<S> workspace_tile(S* smem, const S* gmem) {
 }
 
 // An fp32 accumulator tile of the workspace (ROWS × COLS, row stride COLS, 16-byte aligned) as an S
-// operand tile: converted into `smem` for bf16 (plain loads, eight float4 per thread in flight
-// before their stores; a barrier must follow), in place for fp32.
+// operand tile: converted into `smem` for bf16 (plain loads, BATCH float4 per thread in flight
+// before their stores, fewer where registers are short; a barrier must follow), in place for fp32.
 template <typename S, int ROWS, int COLS, int NTHREADS = kThreads, int BATCH = 8>
 __device__ __forceinline__ TileRef<S> float_tile(S* smem, const float* gmem) {
   if constexpr (kInPlace<S>) {
