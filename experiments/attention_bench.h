@@ -18,6 +18,10 @@ struct AttentionBenchOptions {
   int warmup = 5, repeats = 30, sets = 3;
   int64_t path_span_chunks = 0;  // chunks per span of PaTH (0: the kernel's own choice)
   bool portable_kernels = false;  // time the portable kernels even where Hopper forms can run (core/cuda/hopper.h)
+  // "random": q, k, v, dO uniform with unit variance, so s·q·k ≈ N(0, 1) and stick-breaking's weights
+  // vanish about 110 keys back (its kernels skip the key blocks past that). "far-reaching": q shifted
+  // by +c and k by −c (s·c²·D = 6), so s·q·k ≈ −6, sticks rarely break and every key block counts.
+  std::string inputs = "random";
 };
 
 // Checks the encodings and shapes, times every pair (printing a table row each) and returns the

@@ -69,17 +69,19 @@ constexpr const char* kInput = "a benchmark input";
 constexpr const char* kOutput = "a benchmark output";
 
 // One set of random inputs for every op: q, k, v, w (unit rows), d_o in bf16; β, gates in fp32.
+// far_reaching: q and k shifted apart (AttentionBenchOptions::inputs).
 struct InputSet {
   cuda::DeviceBuffer<bf16> q, k, v, w, d_o;
   cuda::DeviceBuffer<float> beta, gate;
-  InputSet(const BenchShape& s, uint64_t seed)
+  InputSet(const BenchShape& s, uint64_t seed, bool far_reaching)
       : q(size(s), kInput), k(size(s), kInput), v(size(s), kInput), w(size(s), kInput), d_o(size(s), kInput),
         beta(rows(s), kInput), gate(rows(s), kInput) {
     const size_t n = size(s), r = rows(s);
     CounterRng rng(seed, "bench-attention");
     std::vector<bf16> h(n);
-    auto fill = [&](bf16* dst, bool unit_rows) {
-      for (size_t i = 0; i < n; ++i) h[i] = bf16(float(2 * rng.uniform() - 1) * 1.7320508f);
+    const float c = far_reaching ? float(std::sqrt(6.0 / std::sqrt(double(s.head_dim)))) : 0.f;  // s·c²·D = 6
+    auto fill = [&](bf16* dst, bool unit_rows, float shift = 0.f) {
+      for (size_t i = 0; i < n; ++i) h[i] = bf16(float(2 * rng.uniform() - 1) * 1.7320508f + shift);
       if (unit_rows)
         for (size_t row = 0; row < r; ++row) {
           float norm = 0;
@@ -89,7 +91,7 @@ struct InputSet {
         }
       check(cudaMemcpy(dst, h.data(), n * sizeof(bf16), cudaMemcpyHostToDevice), "upload");
     };
-    fill(q.data(), false), fill(k.data(), false), fill(v.data(), false), fill(w.data(), true);
+    fill(q.data(), false, c), fill(k.data(), false, -c), fill(v.data(), false), fill(w.data(), true);
     fill(d_o.data(), false);
     std::vector<float> b(r), g(r);
     for (size_t i = 0; i < r; ++i) {
@@ -195,13 +197,13 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
   const cuda::ScopedHopperKernels forms(!o.portable_kernels);
   // "hopper": the Hopper forms where a kernel has one (bf16 at head dims 64 and 128), portable elsewhere.
   const char* kernels = cuda::hopper_kernels() ? "hopper" : "portable";
-  fmt::print("pathbench bench-attention on {}: bf16, {} kernels, {} warm-up, {} repeats over {} input sets\n",
-             prop.name, kernels, o.warmup, o.repeats, o.sets);
+  fmt::print("pathbench bench-attention on {}: bf16, {} kernels, {} inputs, {} warm-up, {} repeats over {} input sets\n",
+             prop.name, kernels, o.inputs, o.warmup, o.repeats, o.sets);
   fmt::print("| encoding | B·T·H·D | forward ms | forward+backward ms |\n|---|---|---|---|\n");
   json results = json::array();
   for (const auto& s : shapes) {
     std::vector<std::unique_ptr<InputSet>> sets;
-    for (int i = 0; i < o.sets; ++i) sets.push_back(std::make_unique<InputSet>(s, 1000 + i));
+    for (int i = 0; i < o.sets; ++i) sets.push_back(std::make_unique<InputSet>(s, 1000 + i, o.inputs == "far-reaching"));
     Outputs out(s);
     for (const auto& e : names) {
       json r = bench_one(o, e, s, sets, out);
@@ -214,6 +216,7 @@ json time_attention_kernels(const AttentionBenchOptions& o) {
   return json{{"device", prop.name},
               {"precision", "bf16"},
               {"kernels", kernels},
+              {"inputs", o.inputs},
               {"warmup", o.warmup},
               {"repeats", o.repeats},
               {"input_sets", o.sets},
@@ -266,6 +269,10 @@ void add_bench_attention_command(CLI::App& app) {
       ->check(integer_at_least(0));
   cmd->add_flag("--portable-kernels", opts->timing.portable_kernels,
                "time the portable (mma.sync) kernels even on an H100/H200, where the Hopper (wgmma) forms run by default");
+  cmd->add_option("--inputs", opts->timing.inputs,
+                  "random (s·q·k ≈ N(0, 1): stick-breaking's weights vanish ~110 keys back) or far-reaching "
+                  "(q, k shifted apart so that s·q·k ≈ −6: every key block counts)")
+      ->check(CLI::IsMember({"random", "far-reaching"}));
   cmd->add_option("--out", opts->out, "JSON output file");
   cmd->add_flag("--list-shapes", opts->list_shapes,
                 "print the shapes that would be timed, one BxTxHxD per line, and time nothing (no GPU needed)");

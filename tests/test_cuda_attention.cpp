@@ -84,6 +84,13 @@ class DeviceWorkspace {
     check(cudaMemset(buf_.data(), 0xff, buf_.size()));
   }
   cuda::Workspace get() { return {buf_.data(), bytes_}; }
+  // count values of type T from byte offset on.
+  template <typename T>
+  std::vector<T> read(size_t offset, size_t count) const {
+    std::vector<T> h(count);
+    check(cudaMemcpy(h.data(), buf_.data() + offset, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
 
  private:
   cuda::DeviceBuffer<char> buf_;
@@ -229,14 +236,23 @@ void check_rope(const Shape& sh, bool inverse, uint64_t seed) {
 
 // ---- stick-breaking ---------------------------------------------------------------------------------
 
+// Normal inputs, where a row's softplus sum passes 128 bits about 110 keys back, so the forward stops
+// there; far_reaching shifts q by +c and k by −c (s·c²·D = 6), so that s·q·k ≈ −6, sticks break
+// rarely (≈ 0.01 bits a key) and no key block's weights vanish. Returns the forward's first key
+// block of each query block ([BH, ⌈T/64⌉], sba_kernels.h's saved values).
 template <typename S>
-void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
-  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " remainder " << remainder);
+std::vector<int> check_sba(const Shape& sh, bool remainder, uint64_t seed, bool far_reaching = false) {
+  INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " remainder " << remainder
+                           << " far-reaching " << far_reaching);
   CounterRng rng(seed, "sba");
   const size_t n = sh.bh * sh.T * sh.D;
-  const Host q = random_values<S>(n, rng), k = random_values<S>(n, rng), v = random_values<S>(n, rng);
-  const Host d_o = random_values<S>(n, rng);
+  Host q = random_values<S>(n, rng), k = random_values<S>(n, rng);
+  const Host v = random_values<S>(n, rng), d_o = random_values<S>(n, rng);
   const double scale = 1.0 / std::sqrt(double(sh.D));
+  if (far_reaching) {
+    const double c = std::sqrt(6.0 / (scale * double(sh.D)));
+    for (size_t i = 0; i < n; ++i) q[i] = stored(q[i] + c, S()), k[i] = stored(k[i] - c, S());
+  }
   const reference::AttentionShape rs{sh.bh, sh.T, sh.D};
   Host o_ref(n), dq_ref(n), dk_ref(n), dv_ref(n);
   reference::stick_breaking_forward(rs, scale, remainder, q.data(), k.data(), v.data(), o_ref.data());
@@ -253,6 +269,8 @@ void check_sba(const Shape& sh, bool remainder, uint64_t seed) {
   CHECK_CLOSE("dq", dq.download(), dq_ref);
   CHECK_CLOSE("dk", dk.download(), dk_ref);
   CHECK_CLOSE("dv", dv.download(), dv_ref);
+  const size_t blocks = sh.bh * ((sh.T + 63) / 64);
+  return saved.read<int>(2 * sh.bh * sh.T * sizeof(float), blocks);
 }
 
 // ---- PaTH and PaTH-FoX ------------------------------------------------------------------------------
@@ -508,11 +526,22 @@ TEST_CASE("CUDA stick-breaking attention matches float64 brute force", "[cuda]")
         check_sba<float>(sh, remainder, seed++);
         check_sba<bf16>(sh, remainder, seed++);
       }
-    // 32 key blocks: the backward's later-key sums start from each row's whole softplus sum S_i, which
-    // grows with T, so a long row checks that taking the blocks seen off S_i loses nothing.
-    check_sba<float>({1, 2000, 64}, true, seed++);
-    check_sba<bf16>({1, 2000, 64}, false, seed++);
-    check_sba<bf16>({1, 2000, 128}, true, seed++);
+    // 32 key blocks of normal inputs: the forward stops two or three blocks left of the diagonal
+    // (a row's softplus sum passes 128 bits about 110 keys back), the backward starts there.
+    for (const std::vector<int>& first : {check_sba<float>({1, 2000, 64}, true, seed++),
+                                          check_sba<bf16>({1, 2000, 64}, false, seed++),
+                                          check_sba<bf16>({1, 2000, 128}, true, seed++)}) {
+      CHECK(first.front() == 0);
+      CHECK(first.back() >= 31 - 4);
+    }
+    // Far-reaching sticks: every key block counts, so the backward's later-key sums start from each
+    // row's whole softplus sum S_i over up to 2,000 keys; taking the blocks seen off S_i must lose
+    // nothing.
+    for (const std::vector<int>& first : {check_sba<float>({1, 2000, 64}, true, seed++, true),
+                                          check_sba<bf16>({1, 2000, 64}, false, seed++, true),
+                                          check_sba<bf16>({2, 1500, 128}, true, seed++, true),
+                                          check_sba<bf16>({1, 700, 32}, true, seed++, true)})
+      CHECK(std::all_of(first.begin(), first.end(), [](int b) { return b == 0; }));
   });
 }
 

@@ -496,6 +496,11 @@ TEST_CASE("bench-attention --list-shapes prints the shapes it would time, withou
       run_process({PATHBENCH_PROGRAM, "bench-attention", "--shapes", "1x64x2x16", "2x128x4x32", "--list-shapes"}, true);
   CHECK(chosen.exit_code == 0);
   CHECK(chosen.output == "1x64x2x16\n2x128x4x32\n");
+  const ProcessResult bad_inputs = run_process(  // stderr joined to the captured stdout
+      {"/bin/sh", "-c", std::string("'") + PATHBENCH_PROGRAM + "' bench-attention --inputs sharp --list-shapes 2>&1"},
+      true);
+  CHECK(bad_inputs.exit_code != 0);
+  CHECK_THAT(bad_inputs.output, Catch::Contains("--inputs") && Catch::Contains("sharp"));
   // Without a GPU, timing stops with the runner's one-line reason and writes nothing.
   if (!cuda_device_available()) {
     const std::string out = fresh_temp_dir("bench-attention") + "/bench.json";

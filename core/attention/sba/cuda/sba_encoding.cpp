@@ -47,7 +47,7 @@ class StickBreakingEncoding : public PositionEncoding<S> {
   const Context& ctx_;
   bool remainder_to_current_;
   AttentionDims dims_;
-  DeviceBuffer<char> saved_{"stick-breaking row softplus sums"};  // [2, BH, T] floats, forward → backward
+  DeviceBuffer<char> saved_{"stick-breaking row softplus sums"};  // sba_kernels.h's saved values, forward → backward
   DeviceBuffer<char> workspace_{"stick-breaking backward workspace"};
 };
 

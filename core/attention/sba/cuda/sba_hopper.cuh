@@ -1,6 +1,7 @@
 // Stick-breaking attention on Hopper (sm_90a, bf16, D = 64 or 128): the algorithm of sba_kernels.cu —
-// one block per 64 query rows, the forward scanning key blocks from the diagonal leftwards, the
-// backward in one pass from key 0 rightwards with dq in registers and dk, dv added by atomics — with
+// one block per 64 query rows, the forward scanning key blocks from the diagonal leftwards until the
+// weights vanish, the backward in one pass from the forward's leftmost key block rightwards with dq
+// in registers and dk, dv added by atomics — with
 // every product a warpgroup product (wgmma.cuh) over swizzled tiles: z = Q Kᵀ and dO Vᵀ (both
 // operands K-major), o += a V and dq += dz K (a, dz from registers; V, K N-major), dK = dzᵀ Q and
 // dV = aᵀ dO (dz, a through shared memory, M-major; Q, dO N-major). The per-element steps are
@@ -24,7 +25,7 @@ struct SbaHopperLayout {
 
 template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
-    sba_forward_hopper_kernel(StickBreakingCudaArgs<bf16> a, bf16* o, float* totals_hi, float* totals_lo) {
+    sba_forward_hopper_kernel(StickBreakingCudaArgs<bf16> a, bf16* o, SavedSums saved) {
 #if PATHBENCH_SM90A_DEVICE
   constexpr int NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -49,6 +50,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   ForwardRows rows;
   float acc_o[NTD][4];
   zero(acc_o);
+  int first = 0;  // the leftmost key block scanned
   for (int it = 0; it <= qb; ++it) {
     wgmma::next_stage(it < qb, [&] { issue(it + 1); });
     const int st = it & 1, k0 = (qb - it) * kChunk;
@@ -56,9 +58,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::rows_by_rows<D>(z, tile.q(), tile.k(st));
     forward_weights<true>(z, rows, it == 0 || blk.masked_rows, scale2, row0, k0, T);
     wgmma::add_regs_by_tile<D>(acc_o, z, tile.v(st));
+    first = qb - it;
+    if (__syncthreads_and(rows_vanished(rows, row0, T))) break;
   }
-  store_row_pair(totals_hi + base + row0, rows.carry, T - row0);
-  store_row_pair(totals_lo + base + row0, rows.carry_lo, T - row0);
+  save_forward_sums(saved, rows, blk, first);
   if (a.remainder_to_current) add_remainder(acc_o, rows.mass, v, row0, T);
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
 #else
@@ -68,8 +71,8 @@ __global__ void __launch_bounds__(kThreads, 2)
 
 template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
-    sba_backward_hopper_kernel(StickBreakingCudaArgs<bf16> a, const float* totals_hi, const float* totals_lo,
-                               const bf16* d_o, bf16* dq, float* dk_acc, float* dv_acc) {
+    sba_backward_hopper_kernel(StickBreakingCudaArgs<bf16> a, SavedSums saved, const bf16* d_o, bf16* dq,
+                               float* dk_acc, float* dv_acc) {
 #if PATHBENCH_SM90A_DEVICE
   using L = SbaHopperLayout<D>;
   constexpr int NTD = D / 8, kPanels = D / wgmma::kPanelCols;
@@ -96,13 +99,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   };
   wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
   wgmma::load_tile_async<kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
-  issue(0);
+  const int first = saved.first_block[int64_t(blockIdx.y) * gridDim.x + qb];  // blocks before it: no weight
+  issue(first);
   cp_async_commit();
 
-  BackwardRows rows = backward_rows<D>(a, totals_hi, totals_lo, d_o, base, row0);
+  BackwardRows rows = backward_rows<D>(a, saved, d_o, base, row0);
   float acc_dq[NTD][4];
   zero(acc_dq);
-  for (int it = 0; it <= qb; ++it) {
+  for (int it = first; it <= qb; ++it) {
     wgmma::next_stage(it < qb, [&] { issue(it + 1); });
     const int st = it & 1, k0 = it * kChunk;
     const bf16* tk = sk(st);

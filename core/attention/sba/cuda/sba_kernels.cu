@@ -1,13 +1,16 @@
 // Stick-breaking attention, CUDA. One block per 64 query rows. The forward scans key blocks from
 // the diagonal leftwards; inside a block the softplus terms of the keys to the right of each key come
 // from a suffix sum across the row (registers and quad shuffles), the keys of blocks already seen
-// from a running carry; it keeps each row's whole softplus sum S_i for the backward, as a float pair
-// (hi + lo, compensated summation). The backward is one pass from key 0 rightwards (math in
-// sba_kernels.h):
+// from a running carry. It stops once every row's carry passes kVanishingCarry (sba_steps.cuh: all
+// weights further left would be below 2⁻¹²⁸, which the exponent flushes to zero anyway), and keeps
+// for the backward each row's softplus sum over the keys scanned, as a float pair (hi + lo,
+// compensated summation), and the leftmost key block scanned. The backward is one pass from that
+// block rightwards (math in sba_kernels.h):
 //   g_ij = a_ij·(dO_i·v_j − r·dO_i·v_i),  dz_ij = g_ij·σ(−z_ij) − σ(z_ij)·Σ_{j'<j} g_ij',
 // so the sum over earlier keys is a running carry plus a prefix sum inside the block, and a_ij's sum
 // over later keys is the block's suffix sum plus what S_i leaves after the blocks seen so far
-// (kept as a float pair, so the subtraction loses nothing that matters). r = 1 when the remainder
+// (kept as a float pair, so the subtraction loses nothing that matters); in the blocks the forward
+// did not reach a, g and dz are all zero. r = 1 when the remainder
 // goes to the current token. dq stays in registers; dk, dv are accumulated with atomics.
 // Logits and softplus sums are kept in log₂ units (·log₂e), so each weight is one 2ˣ; only the
 // diagonal block and the last block (rows past T) test which entries are visible. These are the
@@ -41,8 +44,7 @@ struct SbaLayout {
 };
 
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, S* o, float* totals_hi,
-                                                                float* totals_lo) {
+__global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCudaArgs<S> a, S* o, SavedSums saved) {
   using L = SbaLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -70,6 +72,7 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
   ForwardRows rows;
   float acc_o[NTD][4];
   zero(acc_o);
+  int first = 0;  // the leftmost key block scanned
   for (int it = 0; it <= qb; ++it) {
     cp_async_wait<0>();
     __syncthreads();
@@ -81,18 +84,18 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
     mma_ss<BLayout::NK, false, 8, KTD>(z, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
     forward_weights<kApprox>(z, rows, it == 0 || blk.masked_rows, scale2, row0, k0, T);
     mma_acc<BLayout::KN>(acc_o, z, sv + st * L::tile, ld);
+    first = qb - it;
+    if (__syncthreads_and(rows_vanished(rows, row0, T))) break;
   }
-  store_row_pair(totals_hi + base + row0, rows.carry, T - row0);
-  store_row_pair(totals_lo + base + row0, rows.carry_lo, T - row0);
+  save_forward_sums(saved, rows, blk, first);
   if (a.remainder_to_current) add_remainder(acc_o, rows.mass, v, row0, T);
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
 }
 
-// One pass over key blocks 0 … qb: dq in registers; dk, dv atomically into zeroed fp32 dk_acc, dv_acc.
+// One pass over key blocks first … qb: dq in registers; dk, dv atomically into zeroed fp32 dk_acc, dv_acc.
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCudaArgs<S> a, const float* totals_hi,
-                                                                 const float* totals_lo, const S* d_o, S* dq,
-                                                                 float* dk_acc, float* dv_acc) {
+__global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCudaArgs<S> a, SavedSums saved,
+                                                                 const S* d_o, S* dq, float* dk_acc, float* dv_acc) {
   using L = SbaLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::backward_stages;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -118,13 +121,14 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   };
   load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
   load_tile_async<S, kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
-  issue(0);
+  const int first = saved.first_block[int64_t(blockIdx.y) * gridDim.x + qb];  // blocks before it: no weight
+  issue(first);
   cp_async_commit();
 
-  BackwardRows rows = backward_rows<D>(a, totals_hi, totals_lo, d_o, base, row0);
+  BackwardRows rows = backward_rows<D>(a, saved, d_o, base, row0);
   float acc_dq[NTD][4];
   zero(acc_dq);
-  for (int it = 0; it <= qb; ++it) {
+  for (int it = first; it <= qb; ++it) {
     cp_async_wait<0>();
     __syncthreads();
     if constexpr (kStages == 2) {
@@ -191,33 +195,43 @@ SbaWorkspace carve_workspace(void* base, const StickBreakingCudaArgs<S>& a) {
   return w;
 }
 
-// The saved row sums S_i: hi at [0, BH·T), lo at [BH·T, 2·BH·T).
+// The saved values' places (SavedSums): hi at [0, BH·T), lo at [BH·T, 2·BH·T) floats, then the
+// query blocks' first key blocks, [BH, ⌈T/64⌉] ints.
 template <typename S>
 int64_t saved_rows(const StickBreakingCudaArgs<S>& a) {
   return a.batch_heads * a.length;
+}
+template <typename S>
+int64_t saved_blocks(const StickBreakingCudaArgs<S>& a) {
+  return a.batch_heads * ((a.length + kChunk - 1) / kChunk);
+}
+template <typename S>
+SavedSums saved_sums(const StickBreakingCudaArgs<S>& a, Workspace saved) {
+  float* sums = static_cast<float*>(saved.data);
+  return {sums, sums + saved_rows(a), reinterpret_cast<int*>(sums + 2 * saved_rows(a))};
 }
 
 }  // namespace
 
 template <typename S>
 size_t stick_breaking_saved_bytes(const StickBreakingCudaArgs<S>& a) {
-  return size_t(2 * saved_rows(a)) * sizeof(float);
+  return size_t(2 * saved_rows(a)) * sizeof(float) + size_t(saved_blocks(a)) * sizeof(int);
 }
 
 template <typename S>
 void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, Workspace saved, cudaStream_t stream) {
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_forward (cuda)");
   check_workspace(saved, stick_breaking_saved_bytes(a), "stick_breaking_forward (cuda) saved row sums");
-  float* totals = static_cast<float*>(saved.data);
+  const SavedSums sums = saved_sums(a, saved);
   const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (choose_hopper_form())
         return launch_kernel(sba_forward_hopper_kernel<D>, grid, SbaHopperLayout<D>::forward_bytes, stream,
-                             "sba_forward_hopper_kernel", a, o, totals, totals + saved_rows(a));
+                             "sba_forward_hopper_kernel", a, o, sums);
     }
     launch_kernel(sba_forward_kernel<S, D>, grid, SbaLayout<S, D>::forward_bytes, stream, "sba_forward_kernel", a, o,
-                  totals, totals + saved_rows(a));
+                  sums);
   });
 }
 
@@ -235,7 +249,7 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, Workspace saved,
   const int64_t n = a.batch_heads * a.length * a.head_dim;
   constexpr bool staged = !std::is_same_v<S, float>;
   const SbaWorkspace w = carve_workspace(ws.data, a);
-  const float* totals = static_cast<const float*>(saved.data);
+  const SavedSums sums = saved_sums(a, saved);
   float* dk_acc = staged ? w.dk_acc : reinterpret_cast<float*>(dk);
   float* dv_acc = staged ? w.dv_acc : reinterpret_cast<float*>(dv);
   check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
@@ -245,11 +259,11 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, Workspace saved,
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (choose_hopper_form())
         return launch_kernel(sba_backward_hopper_kernel<D>, grid, SbaHopperLayout<D>::backward_bytes, stream,
-                             "sba_backward_hopper_kernel", a, totals, totals + saved_rows(a), d_o, dq, dk_acc, dv_acc);
+                             "sba_backward_hopper_kernel", a, sums, d_o, dq, dk_acc, dv_acc);
     }
     using L = SbaLayout<S, D>;
     launch_kernel(sba_backward_kernel<S, D>, grid, L::backward_bytes(L::backward_stages), stream,
-                  "sba_backward_kernel", a, totals, totals + saved_rows(a), d_o, dq, dk_acc, dv_acc);
+                  "sba_backward_kernel", a, sums, d_o, dq, dk_acc, dv_acc);
   });
   if (staged) {
     detail::convert_from_float(dk_acc, dk, n, stream);

@@ -1,8 +1,12 @@
 // CUDA twin of sba.h: stick-breaking attention (no softmax), in log space and online:
 // log a_ij = log σ(z_ij) − Σ_{j<l≤i} softplus(z_il), z = s·q_i·k_j, o_i = Σ_j a_ij v_j (+ the
 // remainder (1 − Σ_j a_ij)·v_i when remainder_to_current). The forward scans keys from the diagonal
-// leftwards, so the sum of softplus terms is a running carry; it keeps each row's whole sum, with
-// which the backward scans keys rightwards in one pass; nothing of size T×T is stored.
+// leftwards, so the sum of softplus terms is a running carry, and stops at the key block past which
+// every row's weights are below 2⁻¹²⁸ (zero in float arithmetic); it keeps each row's sum over the
+// keys scanned and where it stopped, with which the backward scans the same keys rightwards in one
+// pass; nothing of size T×T is stored. The time thus depends on the data: rows whose sticks break
+// near the query (a softplus sum of 128 bits, e.g. ~110 keys of logits N(0, 1)) cost the diagonal's
+// few blocks, rows that reach far cost all of theirs.
 // Conventions (storage types, device pointers, workspace): kernel_common.h.
 #pragma once
 #include "core/attention/cuda/kernel_common.h"
@@ -21,8 +25,9 @@ struct StickBreakingCudaArgs {
   bool remainder_to_current = false;
 };
 
-// What the forward keeps for the backward (`saved`): each row's S_i = Σ_{j≤i} softplus(z_ij) in log₂
-// units (·log₂e) as a float pair hi + lo, [2, BH, T] floats.
+// What the forward keeps for the backward (`saved`): each row's Σ_j softplus(z_ij) over the keys
+// scanned (j from the query block's first key block to i) in log₂ units (·log₂e) as a float pair
+// hi + lo, [2, BH, T] floats, then each query block's first key block, [BH, ⌈T/64⌉] ints.
 template <typename S>
 size_t stick_breaking_saved_bytes(const StickBreakingCudaArgs<S>& a);
 

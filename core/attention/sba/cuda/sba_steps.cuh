@@ -86,6 +86,27 @@ struct ForwardRows {
   float carry[2] = {0.f, 0.f}, carry_lo[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
 };
 
+// What the forward keeps for the backward (stick_breaking_saved_bytes): each row's softplus sum over
+// the keys scanned, as a float pair hi + lo ([BH, T] each), and each query block's leftmost key block
+// scanned ([BH, ⌈T/64⌉]; 0 unless the scan stopped where the weights vanish).
+struct SavedSums {
+  float* hi;
+  float* lo;
+  int* first_block;
+};
+
+// A softplus sum (log₂ units) past which every weight further left lies below 2⁻¹²⁸, under float's
+// normal range: the weights' 2ˣ (which flushes subnormals) would make them exactly zero, and so would
+// their gradients in the backward, whose sums over earlier keys start at zero.
+constexpr float kVanishingCarry = 128.f;
+
+// Have the thread's two rows (rows past T count as done) no weight left in the key blocks not yet
+// scanned? The forward stops a query block's scan when every row of it says so.
+__device__ __forceinline__ bool rows_vanished(const ForwardRows& rows, int row0, int T) {
+  return (rows.carry[0] >= kVanishingCarry || row0 + acc_row(0) >= T) &&
+         (rows.carry[1] >= kVanishingCarry || row0 + acc_row(2) >= T);
+}
+
 // The forward's step over key block k0 for the warp's 16 rows from row0: z holds q·k on entry and
 // the weights a on return. masked as kMasked for stick_terms (only its terms are in two copies: the
 // whole step in two raised the registers from 128 to 148 at D = 64).
@@ -110,18 +131,28 @@ __device__ __forceinline__ void forward_weights(float (&z)[8][4], ForwardRows& r
   add_compensated(rows.carry[1], rows.carry_lo[1], total[1]);
 }
 
+// The end of the forward's scan, which stopped at key block first: waits for the copies a stop left
+// in flight, then saves the rows' softplus sums and the query block's first key block.
+__device__ __forceinline__ void save_forward_sums(const SavedSums& saved, const ForwardRows& rows,
+                                                  const QueryBlock& blk, int first) {
+  cp_async_wait<0>();
+  if (threadIdx.x == 0) saved.first_block[int64_t(blockIdx.y) * gridDim.x + blk.qb] = first;
+  store_row_pair(saved.hi + blk.base + blk.row0, rows.carry, blk.T - blk.row0);
+  store_row_pair(saved.lo + blk.base + blk.row0, rows.carry_lo, blk.T - blk.row0);
+}
+
 // The backward's running values for the thread's two rows: r·dO_i·v_i (r = 1 when the remainder
 // goes to the current token, else 0), the softplus sum of the keys not yet scanned (later +
-// later_lo: S_i at the start), and Σ g, this thread's part of Σ a over the keys scanned.
+// later_lo: the forward's saved sum at the start), and Σ g, this thread's part of Σ a over the keys
+// scanned.
 struct BackwardRows {
   float rem_do_v[2], later[2], later_lo[2], g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
 };
 
 // The backward's starting values of the warp's rows from row0 (slice rows from base).
 template <int D, typename S>
-__device__ __forceinline__ BackwardRows backward_rows(const StickBreakingCudaArgs<S>& a, const float* totals_hi,
-                                                      const float* totals_lo, const S* d_o, int64_t base,
-                                                      int row0) {
+__device__ __forceinline__ BackwardRows backward_rows(const StickBreakingCudaArgs<S>& a, const SavedSums& saved,
+                                                      const S* d_o, int64_t base, int row0) {
   BackwardRows rows;
   const int T = int(a.length);
 #pragma unroll
@@ -132,8 +163,8 @@ __device__ __forceinline__ BackwardRows backward_rows(const StickBreakingCudaArg
     if (i < T) {
       for (int c = lane_id() % 4; c < D; c += 4)
         gv += to_float(d_o[(base + i) * D + c]) * to_float(a.v[(base + i) * D + c]);
-      rows.later[r] = totals_hi[base + i];
-      rows.later_lo[r] = totals_lo[base + i];
+      rows.later[r] = saved.hi[base + i];
+      rows.later_lo[r] = saved.lo[base + i];
     }
     rows.rem_do_v[r] = (a.remainder_to_current ? 1.f : 0.f) * quad_sum(gv);
   }
