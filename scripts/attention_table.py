@@ -5,8 +5,11 @@ call. One row per B·T·H·D shape, one column per kernel, the median ms of forw
 forward, --forward); SDPA first, then the encodings in the order A lists them; fla's kernels, where S
 holds them (bench_sdpa.py --fla), in parentheses beside the encoding they implement. With --ratio
 each of our cells also gets its ratio to SDPA (or, for PaTH and PaTH-FoX, to fla where S holds fla).
+With --far-reaching F, a last column "sba far" holds the stick-breaking times of F, a run of
+`bench-attention --inputs far-reaching` (where no key block's weights vanish; A's random inputs
+let its kernels skip all but the nearest blocks).
 
-Usage: scripts/attention_table.py A.json S.json [--forward] [--ratio]"""
+Usage: scripts/attention_table.py A.json S.json [--forward] [--ratio] [--far-reaching F.json]"""
 import argparse
 import json
 
@@ -47,10 +50,21 @@ def main():
     ap.add_argument("sdpa", help="JSON of scripts/bench_sdpa.py from the same device call")
     ap.add_argument("--forward", action="store_true", help="forward medians instead of forward+backward")
     ap.add_argument("--ratio", action="store_true", help="each of our cells also as a ratio to SDPA (or fla)")
+    ap.add_argument("--far-reaching", metavar="F", help="JSON of `bench-attention --inputs far-reaching`: a column of its sba times")
     args = ap.parse_args()
     field = "forward_ms_median" if args.forward else "forward_backward_ms_median"
     ours, encodings, shapes = medians(load(args.attention), field, args.attention)
     ref, _, _ = medians(load(args.sdpa), field, args.sdpa)
+    columns = [(e, e) for e in encodings]  # (header, encoding key in ours)
+    if args.far_reaching:
+        far = load(args.far_reaching)
+        if far.get("inputs") != "far-reaching":
+            raise SystemExit(f"attention_table.py: {args.far_reaching} is not a run with --inputs far-reaching")
+        far_cells, _, _ = medians(far, field, args.far_reaching)
+        for (encoding, shape), ms in far_cells.items():
+            if encoding == "sba":
+                ours[("sba far", shape)] = ms
+        columns.append(("sba far", "sba far"))
 
     def cell(encoding, shape):
         ms = ours.get((encoding, shape))
@@ -65,13 +79,14 @@ def main():
             text += f" {ms / base:.2f}×"
         return text
 
-    print(f"{'forward' if args.forward else 'forward+backward'} ms (median), {args.attention} and {args.sdpa}")
-    print("| B·T·H·D | SDPA | " + " | ".join(encodings) + " |")
-    print("|---|---|" + "---|" * len(encodings))
+    sources = ", ".join(f for f in (args.attention, args.sdpa, args.far_reaching) if f)
+    print(f"{'forward' if args.forward else 'forward+backward'} ms (median), {sources}")
+    print("| B·T·H·D | SDPA | " + " | ".join(h for h, _ in columns) + " |")
+    print("|---|---|" + "---|" * len(columns))
     for shape in shapes:
         sdpa = ref.get(("sdpa_flash", shape))
         row = [("·".join(map(str, shape))), f"{sdpa:.2f}" if sdpa is not None else "—"]
-        row += [cell(e, shape) for e in encodings]
+        row += [cell(key, shape) for _, key in columns]
         print("| " + " | ".join(row) + " |")
 
 
