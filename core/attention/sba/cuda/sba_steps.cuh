@@ -22,7 +22,10 @@ __device__ __forceinline__ SigmoidTerms sigmoid_terms(float u) {
   const float t = exp2_ftz(-fabsf(u));
   const float l = kApprox ? log2_ftz(1.f + t) : log1pf(t) * kLog2e;
   const float r = kApprox ? rcp_ftz(1.f + t) : 1.f / (1.f + t);
-  return {fminf(u, 0.f) - l, fmaxf(u, 0.f) + l, u >= 0.f ? r : t * r};
+  const float softplus = fmaxf(u, 0.f) + l;
+  // log₂σ = u − softplus saves an instruction; its error (half an ulp of u in the exponent) is far
+  // below bf16's rounding, but fp32 keeps the exact form.
+  return {kApprox ? u - softplus : fminf(u, 0.f) - l, softplus, u >= 0.f ? r : t * r};
 }
 
 // The warp's 16 × 64 products q·k become log₂σ(z) in place (z = s·q·k, u = z·log₂e = q·k·scale2);
@@ -46,30 +49,38 @@ __device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4],
 }
 
 // For each of the thread's two rows, an exclusive sum across the 64 columns of the block (the quad's
-// threads hold columns 2t, 2t+1 of each 8-column tile): out = Σ of v over the columns to the right
-// (kSuffix) or to the left; total = the row's sum.
+// threads hold columns 2t, 2t+1 of each 8-column tile), from a start value: out = start + Σ of v over
+// the columns to the right (kSuffix) or to the left; total = the row's sum of v (without start).
+// Each 8-column tile takes two butterfly shuffles, which give the quad's inclusive scan and the
+// tile's total together.
 template <bool kSuffix>
-__device__ __forceinline__ void row_exclusive_sums(const float (&v)[8][4], float (&out)[8][4], float (&total)[2]) {
-  const int t = lane_id() % 4, quad = lane_id() & ~3;
+__device__ __forceinline__ void row_exclusive_sums(const float (&v)[8][4], const float (&start)[2],
+                                                   float (&out)[8][4], float (&total)[2]) {
+  const int t = lane_id() % 4;
+  // 1 where the butterfly partner (lane t ^ 1, then the pair t ^ 2) comes before this thread in the scan
+  const float before1 = (kSuffix ? !(t & 1) : (t & 1)) ? 1.f : 0.f;
+  const float before2 = (kSuffix ? !(t & 2) : (t & 2)) ? 1.f : 0.f;
   constexpr int near = kSuffix ? 1 : 0;  // of the thread's two columns, the one nearer the sum's start
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float passed = 0.f;  // sum of the tiles already passed
+    float passed = start[r], sum = 0.f;  // start plus the tiles already passed; those tiles alone
 #pragma unroll
     for (int step = 0; step < 8; ++step) {
       const int n = kSuffix ? 7 - step : step;
       const float pair = v[n][2 * r] + v[n][2 * r + 1];
-      float x = pair, y = kSuffix ? __shfl_down_sync(kFullMask, x, 1) : __shfl_up_sync(kFullMask, x, 1);
-      if (kSuffix ? t < 3 : t >= 1) x += y;
-      y = kSuffix ? __shfl_down_sync(kFullMask, x, 2) : __shfl_up_sync(kFullMask, x, 2);
-      if (kSuffix ? t < 2 : t >= 2) x += y;  // x = the pairs of this thread and those before it in the scan
-      const float tile_total = __shfl_sync(kFullMask, x, kSuffix ? quad : quad + 3);
-      const float outer = passed + x - pair;  // the quad's threads before this one and the tiles passed
-      out[n][2 * r + near] = outer;
-      out[n][2 * r + 1 - near] = outer + v[n][2 * r + near];
-      passed += tile_total;
+      float y = __shfl_xor_sync(kFullMask, pair, 1);
+      float x = fmaf(y, before1, pair);  // the pairs of this thread and those before it in the scan
+      float tile = pair + y;
+      y = __shfl_xor_sync(kFullMask, tile, 2);
+      x = fmaf(y, before2, x);
+      tile += y;
+      const float through = passed + x;  // start, the tiles passed, and the quad's pairs up to this one
+      out[n][2 * r + near] = through - pair;
+      out[n][2 * r + 1 - near] = through - v[n][2 * r + 1 - near];
+      passed += tile;
+      sum += tile;
     }
-    total[r] = passed;
+    total[r] = sum;
   }
 }
 
@@ -118,12 +129,12 @@ __device__ __forceinline__ void forward_weights(float (&z)[8][4], ForwardRows& r
     stick_terms<kApprox, true>(z, sp, unused, scale2, row0, k0, T);
   else
     stick_terms<kApprox, false>(z, sp, unused, scale2, row0, k0, T);
-  row_exclusive_sums<true>(sp, after, total);
+  row_exclusive_sums<true>(sp, rows.carry, after, total);  // after: the carry and the keys to the right
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const float av = exp2_ftz(z[n][e] - after[n][e] - rows.carry[e >> 1]);
+      const float av = exp2_ftz(z[n][e] - after[n][e]);
       z[n][e] = av;
       rows.mass[e >> 1] += av;
     }
@@ -179,7 +190,7 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
                                                                int row0, int k0, int T) {
   float sig[8][4], after[8][4], total[2];
   stick_terms<kApprox, kMasked>(z, dz, sig, scale2, row0, k0, T);  // dz holds the softplus terms first
-  row_exclusive_sums<true>(dz, after, total);
+  row_exclusive_sums<true>(dz, {0.f, 0.f}, after, total);
   // later ← the softplus sum of the blocks right of this one.
   float right[2];
 #pragma unroll
@@ -196,15 +207,15 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
       rows.mass[e >> 1] += av;
       dpv[n][e] = av * (dpv[n][e] - rows.rem_do_v[e >> 1]);
     }
-  row_exclusive_sums<false>(dpv, after, total);
+  row_exclusive_sums<false>(dpv, rows.g_carry, after, total);  // after: Σ g over the earlier keys
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
-      const float before = rows.g_carry[e >> 1] + after[n][e];
       const bool visible = !kMasked || (j <= i && i < T);
-      dz[n][e] = visible ? dpv[n][e] * (1.f - sig[n][e]) - sig[n][e] * before : 0.f;
+      // g·σ(−z) − σ(z)·Σ_{j'<j} g = g − σ(z)·(g + Σ_{j'<j} g)
+      dz[n][e] = visible ? fmaf(-sig[n][e], dpv[n][e] + after[n][e], dpv[n][e]) : 0.f;
     }
   rows.g_carry[0] += total[0];
   rows.g_carry[1] += total[1];
