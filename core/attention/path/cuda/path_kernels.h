@@ -41,7 +41,7 @@ struct PathAttentionCudaArgs {
   const float* beta = nullptr;         // [BH, T] in (0, 2)
   const float* cum_log_gate = nullptr; // [BH, T] or null (PaTH without FoX)
   float gate_scale = 1;                // g
-  int64_t span_chunks = 0;             // chunks per span (0: ⌈chunks / 8⌉, at least 4 or all chunks)
+  int64_t span_chunks = 0;             // chunks per span (0: about 0.9·√chunks, path_workspace.cuh)
   bool for_backward = true;            // false: a forward alone (evaluation), which leaves out what
                                        //   only the backward reads; its backward is refused
 };

@@ -11,6 +11,7 @@
 #include "core/error.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace pathbench::cuda {
 
@@ -58,13 +59,15 @@ struct PathWorkspace {
   float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
   float* dw_part = nullptr;  // [BH, Tp, D] dw before the X and Gram terms
 
-  // Chunks per span: the requested count (at most all chunks), else ⌈chunks / 8⌉ so that about 1/8
-  // of the key–query chunk pairs fall inside a span, but at least 4 (or all chunks, if fewer): at
-  // short sequences the spans' dense D×D work does not pay for itself (T = 512, 8 chunks, on one
-  // H200: 8 spans of one chunk cost 9 % more than 2 spans of 4, docs/cuda-attention-notes.md v24).
+  // Chunks per span: the requested count (at most all chunks), else about 0.9·√chunks — the in-span
+  // scan's work grows with the span, the spans' dense D×D work with their number, and on one H100
+  // 0.9·√chunks was fastest at 32, 64 and 128 chunks (docs/cuda-attention-notes.md v34) — but at
+  // least 4 (or all chunks, if fewer: at short sequences the dense work does not pay for itself, v24)
+  // and at least ⌈chunks / 16⌉, so that the workspaces (T·D per span) stay within 16 spans.
   static int64_t span_chunks_for(const PathAttentionCudaArgs<S>& a, int64_t chunks) {
     if (a.span_chunks > 0) return std::min(a.span_chunks, chunks);
-    return std::max<int64_t>((chunks + 7) / 8, std::min<int64_t>(4, chunks));
+    const auto near_root = int64_t(0.9 * std::sqrt(double(chunks)) + 0.5);
+    return std::min(chunks, std::max({int64_t(4), near_root, (chunks + 15) / 16}));
   }
 
   // The chunk and span counts of a call, no buffers yet.
