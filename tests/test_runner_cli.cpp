@@ -1,6 +1,8 @@
 // The command line around the runner: --help of every subcommand, the generated config reference
-// against the committed docs, run/table/slurm through their CLI, the Slurm script, and the plots.
+// against the committed docs, run/table/slurm through their CLI, the Slurm script, the plots and the
+// attention benchmark's table script.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <csignal>
 #include <cstdlib>
@@ -508,6 +510,38 @@ TEST_CASE("bench-attention --list-shapes prints the shapes it would time, withou
                       Catch::Contains("device 'cuda'") && !Catch::Contains("cudaGetDeviceProperties"));
     CHECK_FALSE(fs::exists(out));
   }
+}
+
+TEST_CASE("scripts/attention_table.py tables a benchmark run, with stick-breaking's far-reaching column", "[runner]") {
+  const std::string dir = fresh_temp_dir("attention-table");
+  const std::string shape = R"("batch": 1, "length": 64, "heads": 2, "head_dim": 16)";
+  auto result = [&](const char* encoding, double forward, double total) {
+    return fmt::format(R"({{"encoding": "{}", {}, "forward_ms_median": {}, "forward_backward_ms_median": {}}})",
+                       encoding, shape, forward, total);
+  };
+  write_file_atomically(dir + "/a.json", fmt::format(R"({{"inputs": "random", "results": [{}, {}]}})",
+                                                     result("nope", 0.1, 0.5), result("sba", 0.2, 0.8)));
+  write_file_atomically(dir + "/s.json", fmt::format(R"({{"results": [{}]}})", result("sdpa_flash", 0.1, 0.4)));
+  write_file_atomically(dir + "/f.json", fmt::format(R"({{"inputs": "far-reaching", "results": [{}, {}]}})",
+                                                     result("sba", 0.5, 1.6), result("nope", 0.1, 0.5)));
+  std::string python;
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (python.empty() && run_process({candidate, "-c", "pass"}, true).exit_code == 0) python = candidate;
+  REQUIRE_FALSE(python.empty());
+  const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/scripts/attention_table.py";
+  auto table = [&](const std::string& far) {  // stderr joined to the captured stdout
+    return run_process({"/bin/sh", "-c", python + " '" + script + "' '" + dir + "/a.json' '" + dir +
+                                             "/s.json' --ratio --far-reaching '" + dir + "/" + far + "' 2>&1"},
+                       true);
+  };
+  const ProcessResult good = table("f.json");
+  CHECK(good.exit_code == 0);
+  CHECK_THAT(good.output, Catch::Contains("| B·T·H·D | SDPA | nope | sba | sba far |") &&
+                              Catch::Contains("| 1·64·2·16 | 0.40 | 0.50 1.25× | 0.80 2.00× | 1.60 4.00× |"));
+  // A run timed with random inputs is refused as the far-reaching column's source.
+  const ProcessResult wrong = table("a.json");
+  CHECK(wrong.exit_code != 0);
+  CHECK_THAT(wrong.output, Catch::Contains("a.json is not a run with --inputs far-reaching"));
 }
 
 TEST_CASE("unreadable result files are named and counted, never silently dropped", "[runner]") {
