@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   };
   wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
   wgmma::load_tile_async<kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
-  const int first = saved.first_block[int64_t(blockIdx.y) * gridDim.x + qb];  // blocks before it: no weight
+  const int first = saved.first_block_of(qb);  // the blocks before it hold no weight
   issue(first);
   cp_async_commit();
 

@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   };
   load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
   load_tile_async<S, kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
-  const int first = saved.first_block[int64_t(blockIdx.y) * gridDim.x + qb];  // blocks before it: no weight
+  const int first = saved.first_block_of(qb);  // the blocks before it hold no weight
   issue(first);
   cp_async_commit();
 

@@ -104,6 +104,9 @@ struct SavedSums {
   float* hi;
   float* lo;
   int* first_block;
+  // The first key block of query block qb of this kernel block's slice (blockIdx.y; the grid has a
+  // column of gridDim.x query blocks per slice).
+  __device__ int& first_block_of(int qb) const { return first_block[int64_t(blockIdx.y) * gridDim.x + qb]; }
 };
 
 // A softplus sum (log₂ units) past which every weight further left lies below 2⁻¹²⁸, under float's
@@ -147,7 +150,7 @@ __device__ __forceinline__ void forward_weights(float (&z)[8][4], ForwardRows& r
 __device__ __forceinline__ void save_forward_sums(const SavedSums& saved, const ForwardRows& rows,
                                                   const QueryBlock& blk, int first) {
   cp_async_wait<0>();
-  if (threadIdx.x == 0) saved.first_block[int64_t(blockIdx.y) * gridDim.x + blk.qb] = first;
+  if (threadIdx.x == 0) saved.first_block_of(blk.qb) = first;
   store_row_pair(saved.hi + blk.base + blk.row0, rows.carry, blk.T - blk.row0);
   store_row_pair(saved.lo + blk.base + blk.row0, rows.carry_lo, blk.T - blk.row0);
 }
