@@ -243,16 +243,36 @@ __device__ __forceinline__ void issue_regs_by_tile(float (&acc)[NT][4], const ti
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) mma_rs<1>(panel(acc, h), a[kt], mn_major<64>(b, h, kt), true);
 }
-// Issues d (64 × 64) = Aᵀ·B for a [64, 64] tile a and panel h of a [64, D] tile b, both read
-// MN-major (their rows are the contracted dimension).
-__device__ __forceinline__ void issue_tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h) {
+// Issues acc (64 × D) += A·B for a K-major [64, 64] tile a (rows of A) and b a [64, D] tile read
+// MN-major.
+template <int D, int NT>
+__device__ __forceinline__ void issue_rows_by_tile(float (&acc)[NT][4], const bf16* a, const bf16* b) {
+  static_assert(NT == D / 8, "an accumulator of D columns");
 #pragma unroll
-  for (int kt = 0; kt < 4; ++kt) mma_ss<1, 1>(d, mn_major<64>(a, 0, kt), mn_major<64>(b, h, kt), kt > 0);
+  for (int h = 0; h < D / kPanelCols; ++h)
+#pragma unroll
+    for (int kt = 0; kt < 4; ++kt) mma_ss<0, 1>(panel(acc, h), k_major<64>(a, kt), mn_major<64>(b, h, kt), true);
 }
-// A 64 × 64 register product as bf16 A fragments for issue_regs_by_tile.
-__device__ __forceinline__ void to_fragments(tiles::Frag16<bf16> (&f)[4], const float (&x)[8][4]) {
+// Issues d (64 × 64) = A·Bᵀ for A (64 × D) in registers (D/16 fragments) and b a K-major [64, D]
+// tile (rows of A against rows of b).
+template <int D>
+__device__ __forceinline__ void issue_regs_by_rows(float (&d)[8][4], const tiles::Frag16<bf16> (&a)[D / 16],
+                                                   const bf16* b) {
 #pragma unroll
-  for (int kt = 0; kt < 4; ++kt) tiles::frag_from_acc(f[kt], x, kt);
+  for (int kt = 0; kt < D / 16; ++kt) mma_rs<0>(d, a[kt], k_major<64>(b, kt), kt > 0);
+}
+// Issues d (64 × 64) = Aᵀ·B for panel a_panel of a [64, ·] tile a and panel h of a [64, D] tile b,
+// both read MN-major (their rows are the contracted dimension).
+__device__ __forceinline__ void issue_tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h,
+                                                   int a_panel = 0) {
+#pragma unroll
+  for (int kt = 0; kt < 4; ++kt) mma_ss<1, 1>(d, mn_major<64>(a, a_panel, kt), mn_major<64>(b, h, kt), kt > 0);
+}
+// A 64 × 8·NT register product as bf16 A fragments (16 columns each) for the register products.
+template <int NT>
+__device__ __forceinline__ void to_fragments(tiles::Frag16<bf16> (&f)[NT / 2], const float (&x)[NT][4]) {
+#pragma unroll
+  for (int kt = 0; kt < NT / 2; ++kt) tiles::frag_from_acc(f[kt], x, kt);
   fence_operands(f);
 }
 // d = A·Bᵀ (issue_rows_by_rows), waited for.
@@ -277,9 +297,10 @@ __device__ __forceinline__ void rows_by_rows(float (&d1)[8][4], const bf16* a1, 
   fence_operands(d2);
 }
 // d = Aᵀ·B (issue_tile_by_tile), waited for with every product issued before it.
-__device__ __forceinline__ void tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h) {
+__device__ __forceinline__ void tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h,
+                                             int a_panel = 0) {
   arrive();
-  issue_tile_by_tile(d, a, b, h);
+  issue_tile_by_tile(d, a, b, h, a_panel);
   commit();
   wait<0>();
   fence_operands(d);

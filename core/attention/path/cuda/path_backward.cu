@@ -1,10 +1,6 @@
 // PaTH attention backward, CUDA (algorithm in path_kernels.h). After the prep and the span kernels of
-// path_span.cu, the kernels here:
-//   in-span scan: a persistent grid; each block takes key chunks c, moves the chunk's keys
-//            rightwards through the rest of its span storing each state K̃ in its own slot of the
-//            workspace, then walks back from the span's last query chunk b to c+1: R = dK̃ starts
-//            from dK̄ (the cross-span pass), dV and R stay in registers, dQ̂_b and dP_b (the
-//            gradient of b's chunk product) are accumulated with fp32 atomics;
+// path_span.cu, the cross-span pairs (key_major_backward.cuh) and the in-span scan
+// (path_span_scan.cuh, path_span_scan_hopper.cuh), the kernels here:
 //   local a: per chunk, the chunk's own logits (diagonal block) and the first layer of the UT
 //            backward (dq and dv final; dM, dY and partial dk, dw to the workspace);
 //   local b: per chunk, the triangular solves' backward (dβ; A⁻ᵀ dX as a product with the A⁻¹ the
@@ -13,7 +9,10 @@
 //   dA = −A⁻ᵀ dX Xᵀ (strict lower part), dβ_i = (A⁻ᵀ dX)_ii + Σ_j dA_ij G_ij, dG = diag(β) dA.
 #include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/cuda/key_major_backward.cuh"
+#include "core/attention/path/cuda/path_span_scan.cuh"
+#include "core/attention/path/cuda/path_span_scan_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
+#include "core/cuda/hopper.h"
 #include "core/error.h"
 
 #include <stdexcept>
@@ -24,145 +23,6 @@ namespace pathbench::cuda {
 namespace {
 
 using namespace tiles;
-
-// ---- in-span scan --------------------------------------------------------------------------------
-
-template <typename S, int D>
-struct SpanScanSmem {
-  static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
-  S *v, *kt, *qh, *dout, *w, *y, *r, *ds;  // v, kt, r, ds: the key chunk; the rest: one query chunk
-  float *lse, *delta, *gq, *gk;
-  size_t bytes;
-  __host__ __device__ constexpr explicit SpanScanSmem(unsigned char* base) {
-    SmemCarver c{base};
-    v = c.take<S>(tile_elems<S>(kChunk, D));
-    kt = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
-    qh = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
-    dout = c.take<S>(tile_elems<S>(kChunk, D));
-    w = c.take<S>(tile_elems<S>(kChunk, D));
-    y = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
-    r = c.take<S>(tile_elems<S>(kChunk, D));
-    ds = c.take<S>(tile_elems<S>(kChunk, kChunk));
-    lse = c.take<float>(kChunk);
-    delta = c.take<float>(kChunk);
-    gq = c.take<float>(kChunk);
-    gk = c.take<float>(kChunk);
-    bytes = c.offset;
-  }
-};
-
-template <typename S, int D>
-__global__ void __launch_bounds__(kThreads)
-    path_span_scan_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse) {
-  constexpr int NTD = D / 8, KTD = D / 16;
-  using Sm = SpanScanSmem<S, D>;
-  constexpr int ld = Sm::ld, lds = Sm::lds;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  const Sm sm(smem_raw);
-  const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks), wp = warp_id(), r0 = 16 * wp;
-  const int64_t items = a.batch_heads * nch;
-  S* states = ws.states + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
-  const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
-
-  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int c = int(item / a.batch_heads), first = c / s * s, last = min(first + s, nch) - 1;
-    const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
-    const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
-    const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
-
-    // Keys moved rightwards: K̃_b = K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ for b = c+1 … last, P_bᵀ = I − Wᵀ Xᵀ W.
-    float kt[NTD][4];
-    load_acc(kt, ws.kh + krow * D, D);
-    for (int b = c + 1; b <= last; ++b) {
-      store_acc(kt, states + ((b - first) * kChunk + r0) * D, D);
-      if (b == last) break;
-      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b * kChunk) * D, D, T - b * kChunk);
-      const TileRef<S> yp = workspace_tile<S, kChunk, D>(sm.y, ws.yp + (pbase + b * kChunk) * D);
-      cp_async_commit();
-      cp_async_wait<0>();
-      __syncthreads();
-      cross_chunk(kt, sm.w, ld, yp.p, yp.ld);
-      __syncthreads();
-    }
-    __threadfence_block();
-    __syncthreads();  // every warp's states are stored before any thread copies them back
-
-    // Walk back over the span's query chunks.
-    load_tile_async<S, kChunk, D>(sm.v, a.v + (base + c * kChunk) * D, D, T - c * kChunk);
-    load_row_values(sm.gk, gate ? gate + c * kChunk : nullptr, kChunk, gate ? T - c * kChunk : 0, 0.f);
-    float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
-    load_acc(r, ws.dkbar + krow * D, D);
-    load_acc(dv, ws.dvc + krow * D, D);
-    for (int b = last; b > c; --b) {
-      const int b0 = b * kChunk;
-      const TileRef<S> ktile = workspace_tile<S, kChunk, D>(sm.kt, states + (b - first) * kChunk * D);
-      const TileRef<S> qh = workspace_tile<S, kChunk, D>(sm.qh, ws.qh + (pbase + b0) * D);
-      const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + (pbase + b0) * D);
-      load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, T - b0);
-      load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, T - b0);
-      cp_async_commit();
-      for (int i = int(threadIdx.x); i < kChunk; i += kThreads) {
-        const bool in = b0 + i < T;
-        sm.lse[i] = in ? lse[base + b0 + i] * kLog2e : 0.f;
-        sm.delta[i] = in ? ws.delta[base + b0 + i] : 0.f;
-        sm.gq[i] = in && gate ? gate[b0 + i] : 0.f;
-      }
-      cp_async_wait<0>();
-      __syncthreads();
-      // Sᵀ = K̃ Q̂ᵀ and dPᵀ = V dOᵀ: this warp's 16 keys × the chunk's 64 queries.
-      float p[8][4], ds[8][4];
-      zero(p);
-      zero(ds);
-      mma_ss<BLayout::NK, false, 8, KTD>(p, ktile.p + r0 * ktile.ld, ktile.ld, qh.p, qh.ld);
-      mma_ss<BLayout::NK, false, 8, KTD>(ds, sm.v + r0 * ld, ld, sm.dout, ld);
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int il = acc_col(n, e), jl = r0 + acc_row(e);
-          float x = p[n][e] * scale2 - sm.lse[il];
-          if (gate) x += gate2 * (sm.gq[il] - sm.gk[jl]);
-          const float pv = b0 + il < T ? exp2_ftz(x) : 0.f;
-          p[n][e] = pv;
-          ds[n][e] = pv * (ds[n][e] - sm.delta[il]);
-          col_sum[e >> 1] += ds[n][e];
-        }
-      mma_acc<BLayout::KN>(dv, p, sm.dout, ld);
-      const bool later = b < last || cross_span;  // R holds dK̃ of chunk b+1
-      if (later) {
-        store_acc(r, sm.r + r0 * ld, ld);
-        cross_chunk(r, sm.w, ld, y.p, y.ld);  // R P_b = R − (R Wᵀ) X W
-      }
-      mma_acc<BLayout::KN>(r, ds, qh.p, qh.ld, a.scale);  // + s·dSᵀ Q̂_b
-      store_acc(ds, sm.ds + r0 * lds, lds);
-      __syncthreads();
-      {  // dQ̂_b += s·dS K̃ for queries r0 …
-        float acc[NTD][4];
-        zero(acc);
-        mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.ds + r0, lds, ktile.p, ktile.ld);
-        atomic_add_acc(acc, ws.dqh + (pbase + b0 + r0) * D, D, 16, a.scale);
-      }
-      if (later)  // dP_b += Rᵀ K̃, rows 16·tile … of the D × D matrix
-        for (int tile = wp; tile < D / 16; tile += kWarps) {
-          float acc[NTD][4];
-          zero(acc);
-          mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.r + 16 * tile, ld, ktile.p, ktile.ld);
-          atomic_add_acc(acc, ws.dpm + ((bh * nch + b) * D + 16 * tile) * D, D);
-        }
-      __syncthreads();
-    }
-    store_acc(r, ws.dkh + krow * D, D);
-    store_acc(dv, ws.dvc + krow * D, D);
-    if (gate) {  // d(cum log gate) of the keys: the cross-span part plus −g·Σ dS of the in-span pairs
-      const float sum0 = quad_sum(col_sum[0]), sum1 = quad_sum(col_sum[1]);
-      if (lane_id() % 4 == 0) {
-        ws.dcc[krow + lane_id() / 4] -= a.gate_scale * sum0;
-        ws.dcc[krow + lane_id() / 4 + 8] -= a.gate_scale * sum1;
-      }
-    }
-    __syncthreads();
-  }
-}
 
 // ---- per-chunk backward, part a ------------------------------------------------------------------
 
@@ -498,15 +358,48 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Resident blocks of the in-span scan (at most one per key chunk).
+// Resident blocks of the in-span scan's Hopper form (hopper true) or its portable one.
+template <typename S, int D>
+int span_scan_resident_blocks(bool hopper) {
+  if constexpr (wgmma::kHasHopperForm<S, D>) {
+    if (hopper)
+      return resident_blocks(span_scan::path_span_scan_hopper_kernel<D>, kThreads,
+                             span_scan::SpanScanHopperLayout<D>::bytes, "path_span_scan_hopper_kernel");
+  }
+  return resident_blocks(span_scan::path_span_scan_kernel<S, D>, kThreads,
+                         span_scan::SpanScanSmem<S, D>(nullptr).bytes, "path_span_scan_kernel");
+}
+
+// Blocks of the in-span scan that the workspace keeps key states for: the larger of the two forms'
+// resident blocks (so that either form runs on it), at most one per key chunk.
 template <typename S>
 int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
   int blocks = 0;
   with_head_dim(a.head_dim, [&]<int D>() {
-    blocks = resident_blocks(path_span_scan_kernel<S, D>, kThreads, SpanScanSmem<S, D>(nullptr).bytes,
-                             "path_span_scan_kernel");
+    blocks = span_scan_resident_blocks<S, D>(false);
+    if (hopper_kernels_available()) blocks = std::max(blocks, span_scan_resident_blocks<S, D>(true));
   });
   return int(std::min<int64_t>(a.batch_heads * ((a.length + kChunk - 1) / kChunk), blocks));
+}
+
+// Queues the in-span scan: the Hopper form for bf16 at D = 64 and 128 where hopper_kernels() holds,
+// as many blocks as stay resident (and the workspace has key states for).
+template <typename S>
+void launch_span_scan(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, const S* d_o, const float* lse,
+                      cudaStream_t stream) {
+  with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form()) {
+        const unsigned blocks = unsigned(std::min(w.state_blocks, span_scan_resident_blocks<S, D>(true)));
+        return launch_kernel(span_scan::path_span_scan_hopper_kernel<D>, dim3(blocks),
+                             span_scan::SpanScanHopperLayout<D>::bytes, stream, "path_span_scan_hopper_kernel", a,
+                             w, d_o, lse);
+      }
+    }
+    const unsigned blocks = unsigned(std::min(w.state_blocks, span_scan_resident_blocks<S, D>(false)));
+    launch_kernel(span_scan::path_span_scan_kernel<S, D>, dim3(blocks), span_scan::SpanScanSmem<S, D>(nullptr).bytes,
+                  stream, "path_span_scan_kernel", a, w, d_o, lse);
+  });
 }
 
 }  // namespace
@@ -546,10 +439,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
 
   const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
   float* d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr;
-  with_head_dim(d, [&]<int D>() {
-    launch_kernel(path_span_scan_kernel<S, D>, dim3(unsigned(w.state_blocks)), SpanScanSmem<S, D>(nullptr).bytes,
-                  stream, "path_span_scan_kernel", a, w, d_o, lse);
-  });
+  launch_span_scan(a, w, d_o, lse, stream);
   launch_path_query_chain(a, w, stream);
   launch_path_span_gradients(a, w, stream);
   with_head_dim(d, [&]<int D>() {
