@@ -103,6 +103,15 @@ struct OnlineSoftmax {
       lse[r] = (m[r] + log2f(total)) * kLn2;
     }
   }
+  // finish, then stores the warp's 16 rows of o (from `out`, row stride ld) and their log-sum-exp
+  // (from `lse_out`) for the rows below `valid`.
+  template <int NTD, typename S>
+  __device__ __forceinline__ void store(float (&o)[NTD][4], S* out, float* lse_out, int64_t ld, int valid) {
+    float row_lse[2];
+    finish(o, row_lse);
+    store_acc(o, out, ld, valid);
+    store_row_pair(lse_out, row_lse, valid);
+  }
 };
 
 }  // namespace pathbench::cuda::tiles

@@ -1,7 +1,10 @@
-// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan; the
-// backward kernels live in path_backward.cu. Algorithm: path_kernels.h and docs/design.md §4.
+// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan (its Hopper
+// form in path_forward_hopper.cuh); the backward kernels live in path_backward.cu. Algorithm:
+// path_kernels.h and docs/design.md §4.
 #include "core/attention/cuda/online_softmax.cuh"
+#include "core/attention/path/cuda/path_forward_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
+#include "core/cuda/hopper.h"
 #include "core/error.h"
 
 namespace pathbench::cuda {
@@ -332,11 +335,7 @@ __global__ void __launch_bounds__(kThreads, std::is_same_v<S, bf16> && D == 64 ?
     const int st = it % kStages, kb = qb - it, k0 = kb * kChunk, so = st * Sm::stage_elems;
     float x[8][4];
     if (it == 0) {
-      const float* sd = ws.sd + ((bh * nch + qb) * kChunk + r0) * kChunk;
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) x[n][e] = sd[acc_row(e) * kChunk + acc_col(n, e)];
+      load_own_logits(x, ws.sd + (bh * nch + qb) * kChunk * kChunk);
     } else if (kb >= own_first) {  // inside the query chunk's span
       const TileRef<S> kh = tile(sm.kh + so, ws.kh, pbase + k0), y = tile(sm.y + so, ws.y, pbase + k0);
       float t[8][4];
@@ -368,11 +367,8 @@ __global__ void __launch_bounds__(kThreads, std::is_same_v<S, bf16> && D == 64 ?
       cp_async_commit();
     }
   }
-  float row_lse[2];
-  sm_state.finish(acc_o, row_lse);
   const int row0 = q0 + r0;
-  store_acc(acc_o, o + (base + row0) * D, D, T - row0);
-  store_row_pair(lse + base + row0, row_lse, T - row0);
+  sm_state.store(acc_o, o + (base + row0) * D, lse + base + row0, D, T - row0);
 }
 
 }  // namespace
@@ -395,6 +391,12 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   launch_path_span_transforms(a, w, stream);
   launch_path_key_movers(a, w, stream);
   with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form())
+        return launch_kernel(path_forward::path_forward_hopper_kernel<D>, grid,
+                             path_forward::PathForwardHopperLayout<D>::bytes, stream, "path_forward_hopper_kernel", a,
+                             w, o, lse);
+    }
     launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
                   w, o, lse);
   });

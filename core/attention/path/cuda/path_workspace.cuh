@@ -262,6 +262,16 @@ __device__ __forceinline__ void cross_chunk(float (&u)[NTD][4], const S* a, int 
   mma_acc<BLayout::KN>(u, t, b, ldb, -1.f);
 }
 
+// The warp's 16 rows of a query chunk's own logits x (the prep's: unscaled, no bias), from the
+// chunk's [64, 64] fp32 block sd.
+__device__ __forceinline__ void load_own_logits(float (&x)[8][4], const float* sd) {
+  const float* rows = sd + 16 * warp_id() * kChunk;
+#pragma unroll
+  for (int n = 0; n < 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) x[n][e] = rows[acc_row(e) * kChunk + acc_col(n, e)];
+}
+
 // u ← u M for the warp's 16 rows u (accumulator layout, D columns) and a D×D operand tile M: a query
 // crossing a whole span (M = F_j) or reaching its span's start (M = R_m).
 template <int NTD, typename S>
