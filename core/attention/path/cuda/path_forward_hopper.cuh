@@ -22,17 +22,6 @@ struct PathForwardHopperLayout {
   static constexpr size_t bytes = size_t(stages) * (stage_bytes + kChunk * sizeof(float)) + wgmma::kSwizzleBytes;
 };
 
-// acc (64 × D) = A·F for A (64 × D) in registers (D/16 fragments) and f a swizzled [D, D] tile read
-// MN-major (its rows are the contracted dimension).
-template <int D>
-__device__ __forceinline__ void issue_regs_by_square(float (&acc)[D / 8][4], const Frag16<bf16> (&a)[D / 16],
-                                                     const bf16* f) {
-#pragma unroll
-  for (int h = 0; h < D / wgmma::kPanelCols; ++h)
-#pragma unroll
-    for (int kt = 0; kt < D / 16; ++kt) wgmma::mma_rs<1>(wgmma::panel(acc, h), a[kt], wgmma::mn_major<D>(f, h, kt), kt > 0);
-}
-
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     path_forward_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws, bf16* o, float* lse) {
@@ -94,7 +83,7 @@ __global__ void __launch_bounds__(kThreads)
       if (in_span)
         wgmma::issue_regs_by_rows<D>(t, fu, stage_tile(st, 2));
       else if (crosses_span(kb))
-        issue_regs_by_square<D>(u, fu, stage_tile(st, 1));  // U ← U F_j past the span's first chunk
+        wgmma::issue_regs_by_square<D>(u, fu, stage_tile(st, 1), false);  // U ← U F_j past the span's first chunk
       wgmma::commit();
       wgmma::wait<0>();
       wgmma::fence_operands(x);

@@ -11,7 +11,10 @@
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
 //                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
+// The query movers and the query chain have Hopper forms (path_span_hopper.cuh).
+#include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
+#include "core/cuda/hopper.h"
 #include "core/error.h"
 
 namespace pathbench::cuda {
@@ -294,10 +297,7 @@ __global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentio
   float* out = ws.dqh + (pbase + b0 + r0) * D;
   load_acc(dqh, out, D);
   if (b == span * s) {  // R_b = I
-#pragma unroll
-    for (int n = 0; n < NTD; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dqh[n][e] += g[n][e];
+    add_into(dqh, g);
   } else {
     store_acc(g, ws.dqspan + span_rows(span - 1) + r0 * D, D);
     load_tile_async<S, D, D>(sm.f, ws.prefix + (bh * nch + b) * D * D, D, D);
@@ -411,6 +411,12 @@ template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form())
+        return launch_kernel(span_hopper::path_query_movers_hopper_kernel<D>, grid,
+                             span_hopper::MoverHopperLayout<D>::bytes, stream, "path_query_movers_hopper_kernel", a,
+                             ws);
+    }
     launch_kernel(path_query_movers_kernel<S, D>, grid, QueryMoverSmem<S, D>(nullptr).bytes, stream,
                   "path_query_movers_kernel", a, ws);
   });
@@ -420,6 +426,12 @@ template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form())
+        return launch_kernel(span_hopper::path_query_chain_hopper_kernel<D>, grid,
+                             span_hopper::ChainHopperLayout<D>::bytes, stream, "path_query_chain_hopper_kernel", a,
+                             ws);
+    }
     launch_kernel(path_query_chain_kernel<S, D>, grid, ChainSmem<S, D>(nullptr).bytes, stream,
                   "path_query_chain_kernel", a, ws);
   });

@@ -286,6 +286,14 @@ __device__ __forceinline__ void multiply_square(float (&u)[NTD][4], const S* m, 
 }
 
 template <int NT>
+__device__ __forceinline__ void add_into(float (&acc)[NT][4], const float (&x)[NT][4]) {
+#pragma unroll
+  for (int n = 0; n < NT; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[n][e] += x[n][e];
+}
+
+template <int NT>
 __device__ __forceinline__ void negate(float (&acc)[NT][4]) {
 #pragma unroll
   for (int n = 0; n < NT; ++n)
