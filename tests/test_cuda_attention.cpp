@@ -495,6 +495,7 @@ TEST_CASE("an H100/H200 runs the Hopper kernels when the build holds sm_90a code
     CHECK_FALSE(cuda::hopper_kernels());
     const int64_t before = cuda::hopper_launches();
     check_softmax<bf16>({2, 200, 64}, true, 700);
+    check_path<bf16>({1, 300, 64}, true, 702, 2);
     CHECK(cuda::hopper_launches() == before);  // the portable forms ran
   }
   CHECK(cuda::hopper_kernels() == cuda::hopper_kernels_available());
@@ -502,6 +503,9 @@ TEST_CASE("an H100/H200 runs the Hopper kernels when the build holds sm_90a code
     const int64_t before = cuda::hopper_launches();
     check_softmax<bf16>({2, 200, 64}, true, 701);
     CHECK(cuda::hopper_launches() == before + 2);
+    // PaTH: the forward scan; the backward's query movers, cross-span pairs, in-span scan and query chain
+    check_path<bf16>({1, 777, 128}, true, 703, 3);
+    CHECK(cuda::hopper_launches() == before + 2 + 5);
   }
 }
 
