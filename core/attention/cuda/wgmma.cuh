@@ -82,6 +82,22 @@ __device__ __forceinline__ void load_tile_async(bf16* smem, const bf16* gmem, in
   }
 }
 
+// Copies an fp32 [ROWS, COLS] matrix (row stride COLS, 16-byte aligned rows) into a swizzled bf16
+// tile with plain loads and stores (the whole block; fence and barrier before the tensor cores read it).
+template <int ROWS, int COLS>
+__device__ __forceinline__ void store_float_tile(bf16* smem, const float* gmem) {
+  static_assert(COLS % kPanelCols == 0, "swizzled tiles are whole 64-column panels");
+  constexpr int kQuads = COLS / 4;
+  unsigned char* base = reinterpret_cast<unsigned char*>(smem);
+  for (int i = int(threadIdx.x); i < ROWS * kQuads; i += tiles::kThreads) {
+    const int r = i / kQuads, c = (i % kQuads) * 4;
+    const float4 v = reinterpret_cast<const float4*>(gmem)[i];
+    bf16* dst = reinterpret_cast<bf16*>(base + swizzled_offset(ROWS, r, c));
+    tiles::store_pair(dst, v.x, v.y);
+    tiles::store_pair(dst + 2, v.z, v.w);
+  }
+}
+
 // Stores the warp's 16 accumulator rows (16w …, 64 columns) into rows row0 … row0+15 of a swizzled
 // [ROWS, 64] tile as bf16.
 template <int ROWS>
@@ -227,11 +243,13 @@ __device__ __forceinline__ void mma_rs(float (&d)[8][4], const tiles::Frag16<bf1
 
 // ---- the attention kernels' products over [64, D] tiles (D = 64 or 128), this warp's 16 rows --------
 
-// Issues d (64 × 64) = A·Bᵀ for K-major [64, D] tiles a and b (rows of a against rows of b).
+// Issues d (64 × 64) = A·Bᵀ (+ d when accumulate) for K-major [64, D] tiles a and b (rows of a
+// against rows of b).
 template <int D>
-__device__ __forceinline__ void issue_rows_by_rows(float (&d)[8][4], const bf16* a, const bf16* b) {
+__device__ __forceinline__ void issue_rows_by_rows(float (&d)[8][4], const bf16* a, const bf16* b,
+                                                   bool accumulate = false) {
 #pragma unroll
-  for (int kt = 0; kt < D / 16; ++kt) mma_ss<0, 0>(d, k_major<64>(a, kt), k_major<64>(b, kt), kt > 0);
+  for (int kt = 0; kt < D / 16; ++kt) mma_ss<0, 0>(d, k_major<64>(a, kt), k_major<64>(b, kt), accumulate || kt > 0);
 }
 // Issues acc (64 × D) += A·B for A (64 × 64) in registers and b a [64, D] tile read MN-major.
 template <int D, int NT>
@@ -243,15 +261,35 @@ __device__ __forceinline__ void issue_regs_by_tile(float (&acc)[NT][4], const ti
 #pragma unroll
     for (int kt = 0; kt < 4; ++kt) mma_rs<1>(panel(acc, h), a[kt], mn_major<64>(b, h, kt), true);
 }
-// Issues acc (64 × D) += A·B for a K-major [64, 64] tile a (rows of A) and b a [64, D] tile read
-// MN-major.
+// Issues acc (64 × D) = A·B (+ acc when accumulate) for a K-major [64, 64] tile a (rows of A) and b
+// a [64, D] tile read MN-major.
 template <int D, int NT>
-__device__ __forceinline__ void issue_rows_by_tile(float (&acc)[NT][4], const bf16* a, const bf16* b) {
+__device__ __forceinline__ void issue_rows_by_tile(float (&acc)[NT][4], const bf16* a, const bf16* b,
+                                                   bool accumulate = true) {
   static_assert(NT == D / 8, "an accumulator of D columns");
 #pragma unroll
   for (int h = 0; h < D / kPanelCols; ++h)
 #pragma unroll
-    for (int kt = 0; kt < 4; ++kt) mma_ss<0, 1>(panel(acc, h), k_major<64>(a, kt), mn_major<64>(b, h, kt), true);
+    for (int kt = 0; kt < 4; ++kt)
+      mma_ss<0, 1>(panel(acc, h), k_major<64>(a, kt), mn_major<64>(b, h, kt), accumulate || kt > 0);
+}
+// Issues acc (64 × D) += A·F for a K-major [64, D] tile a (rows of A) and f a swizzled [D, D] tile
+// read MN-major (its rows are the contracted dimension).
+template <int D>
+__device__ __forceinline__ void issue_rows_by_square(float (&acc)[D / 8][4], const bf16* a, const bf16* f) {
+#pragma unroll
+  for (int h = 0; h < D / kPanelCols; ++h)
+#pragma unroll
+    for (int kt = 0; kt < D / 16; ++kt) mma_ss<0, 1>(panel(acc, h), k_major<64>(a, kt), mn_major<D>(f, h, kt), true);
+}
+// The same with Fᵀ: acc (64 × D) += A·Fᵀ, f read K-major (its rows against a's rows).
+template <int D>
+__device__ __forceinline__ void issue_rows_by_square_t(float (&acc)[D / 8][4], const bf16* a, const bf16* f) {
+#pragma unroll
+  for (int h = 0; h < D / kPanelCols; ++h)
+#pragma unroll
+    for (int kt = 0; kt < D / 16; ++kt)
+      mma_ss<0, 0>(panel(acc, h), k_major<64>(a, kt), k_major<D>(f + h * 64 * kPanelCols, kt), true);
 }
 // Issues acc (64 × D) = A·F (+ acc when accumulate) for A (64 × D) in registers (D/16 fragments)
 // and f a swizzled [D, D] tile read MN-major (its rows are the contracted dimension).
@@ -282,12 +320,13 @@ __device__ __forceinline__ void issue_regs_by_rows(float (&d)[8][4], const tiles
 #pragma unroll
   for (int kt = 0; kt < D / 16; ++kt) mma_rs<0>(d, a[kt], k_major<64>(b, kt), kt > 0);
 }
-// Issues d (64 × 64) = Aᵀ·B for panel a_panel of a [64, ·] tile a and panel h of a [64, D] tile b,
-// both read MN-major (their rows are the contracted dimension).
+// Issues d (64 × 64) = Aᵀ·B (+ d when accumulate) for panel a_panel of a [64, ·] tile a and panel h
+// of a [64, D] tile b, both read MN-major (their rows are the contracted dimension).
 __device__ __forceinline__ void issue_tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h,
-                                                   int a_panel = 0) {
+                                                   int a_panel = 0, bool accumulate = false) {
 #pragma unroll
-  for (int kt = 0; kt < 4; ++kt) mma_ss<1, 1>(d, mn_major<64>(a, a_panel, kt), mn_major<64>(b, h, kt), kt > 0);
+  for (int kt = 0; kt < 4; ++kt)
+    mma_ss<1, 1>(d, mn_major<64>(a, a_panel, kt), mn_major<64>(b, h, kt), accumulate || kt > 0);
 }
 // A 64 × 8·NT register product as bf16 A fragments (16 columns each) for the register products.
 template <int NT>
@@ -317,11 +356,12 @@ __device__ __forceinline__ void rows_by_rows(float (&d1)[8][4], const bf16* a1, 
   fence_operands(d1);
   fence_operands(d2);
 }
-// d = Aᵀ·B (issue_tile_by_tile), waited for with every product issued before it.
+// d = Aᵀ·B (+ d) (issue_tile_by_tile), waited for with every product issued before it.
 __device__ __forceinline__ void tile_by_tile(float (&d)[8][4], const bf16* a, const bf16* b, int h,
-                                             int a_panel = 0) {
+                                             int a_panel = 0, bool accumulate = false) {
+  if (accumulate) fence_operands(d);
   arrive();
-  issue_tile_by_tile(d, a, b, h, a_panel);
+  issue_tile_by_tile(d, a, b, h, a_panel, accumulate);
   commit();
   wait<0>();
   fence_operands(d);
