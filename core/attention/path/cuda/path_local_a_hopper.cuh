@@ -21,6 +21,9 @@ struct LocalAHopperLayout {
   static constexpr int dkh = wgmma::tile_bytes(D, D) <= tile ? dout : dout + tile;
   static constexpr int y = dkh + tile, mm = y + tile, p = mm + square, ds = p + square, rows = ds + square;
   static constexpr size_t bytes = rows + 4 * kChunk * sizeof(float) + wgmma::kSwizzleBytes;
+  static_assert(tile % wgmma::kSwizzleBytes == 0 && square % wgmma::kSwizzleBytes == 0, "tiles on swizzle boundaries");
+  static_assert(dkh >= dout + wgmma::tile_bytes(D, D) - tile, "dP over V (and dO) leaves dK̂ its own place");
+  static_assert(bytes <= 227 * 1024, "one block fits a multiprocessor");
 };
 
 template <int D>

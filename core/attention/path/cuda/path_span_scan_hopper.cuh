@@ -19,6 +19,8 @@ struct SpanScanHopperLayout {
   // V, K̃, Q̂, dO (then R), W, Y [64, D]; dSᵀ [64 keys, 64 queries]; the row values
   static constexpr int ds_offset = 6 * tile, rows_offset = ds_offset + wgmma::tile_bytes(kChunk, kChunk);
   static constexpr size_t bytes = rows_offset + 4 * kChunk * sizeof(float) + wgmma::kSwizzleBytes;
+  static_assert(tile % wgmma::kSwizzleBytes == 0, "tiles on swizzle boundaries");
+  static_assert(2 * (bytes + 1024) <= 228 * 1024 || D < 128, "two blocks fit a multiprocessor at D = 128");
 };
 
 // u ← u − (u Wᵀ) Y for the warpgroup's 64 rows u (accumulator layout, D columns) and swizzled [64, D]
