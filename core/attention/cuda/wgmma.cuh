@@ -312,13 +312,13 @@ __device__ __forceinline__ void issue_regs_by_square_t(float (&acc)[D / 8][4], c
     for (int kt = 0; kt < D / 16; ++kt)
       mma_rs<0>(panel(acc, h), a[kt], k_major<D>(f + h * 64 * kPanelCols, kt), accumulate || kt > 0);
 }
-// Issues d (64 × 64) = A·Bᵀ for A (64 × D) in registers (D/16 fragments) and b a K-major [64, D]
-// tile (rows of A against rows of b).
+// Issues d (64 × 64) = A·Bᵀ (+ d when accumulate) for A (64 × D) in registers (D/16 fragments) and
+// b a K-major [64, D] tile (rows of A against rows of b).
 template <int D>
 __device__ __forceinline__ void issue_regs_by_rows(float (&d)[8][4], const tiles::Frag16<bf16> (&a)[D / 16],
-                                                   const bf16* b) {
+                                                   const bf16* b, bool accumulate = false) {
 #pragma unroll
-  for (int kt = 0; kt < D / 16; ++kt) mma_rs<0>(d, a[kt], k_major<64>(b, kt), kt > 0);
+  for (int kt = 0; kt < D / 16; ++kt) mma_rs<0>(d, a[kt], k_major<64>(b, kt), accumulate || kt > 0);
 }
 // Issues d (64 × 64) = Aᵀ·B (+ d when accumulate) for panel a_panel of a [64, ·] tile a and panel h
 // of a [64, D] tile b, both read MN-major (their rows are the contracted dimension).
