@@ -11,7 +11,7 @@
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
 //                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
-// The query movers and the query chain have Hopper forms (path_span_hopper.cuh).
+// The query movers, the query chain and the span gradients have Hopper forms (path_span_hopper.cuh).
 #include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
 #include "core/cuda/hopper.h"
@@ -441,6 +441,12 @@ template <typename S>
 void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.spans - 1), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      using L = span_hopper::GradientHopperLayout<D>;
+      if (choose_hopper_form())
+        return launch_kernel_threads(span_hopper::path_span_gradients_hopper_kernel<D>, grid, L::threads, L::bytes,
+                                     stream, "path_span_gradients_hopper_kernel", a, ws);
+    }
     launch_kernel_threads(path_span_gradients_kernel<S, D>, grid, kGradientThreads, GradientSmem<S, D>(nullptr).bytes,
                           stream, "path_span_gradients_kernel", a, ws);
   });

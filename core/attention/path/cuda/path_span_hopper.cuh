@@ -1,7 +1,8 @@
-// PaTH's query movers and query chain on Hopper (sm_90a, bf16, D = 64 or 128): path_span.cu's
-// algorithm with the D × D products as warpgroup products, the queries (or their gradients) from
-// registers and the matrices from swizzled [D, D] tiles, and each step's matrix loading while the
-// step before it multiplies (two stages).
+// PaTH's query movers, query chain and span gradients on Hopper (sm_90a, bf16, D = 64 or 128):
+// path_span.cu's algorithm with the D × D products as warpgroup products over swizzled tiles. The
+// movers and the chain take the queries (or their gradients) from registers against [D, D] tiles
+// and load each step's matrix while the step before it multiplies (two stages); the span gradients
+// keep their D × D gradient A in registers, one warpgroup per 64 of its rows.
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
@@ -162,6 +163,106 @@ __global__ void __launch_bounds__(kThreads)
     wgmma::fence_operands(fg);
   }
   store_acc(dqh, out, D);
+#else
+  __trap();  // launched only where hopper_kernels() holds
+#endif
+}
+
+template <int D>
+struct GradientHopperLayout {
+  static constexpr int tile = wgmma::tile_bytes(kChunk, D), square = wgmma::tile_bytes(D, D);
+  // R_m and A (bf16) [D, D], then W_m, Y_m, Q̂_m, G_m (bf16) and −W_m A [64, D]
+  static constexpr int r = 0, a = square, w = 2 * square, y = w + tile, q = y + tile, g = q + tile, t = g + tile;
+  static constexpr size_t bytes = t + tile + wgmma::kSwizzleBytes;
+  static constexpr int threads = D / wgmma::kPanelCols * kThreads;  // a warpgroup per 64 rows of A
+};
+
+// One block per span j = blockIdx.x + 1 (chunks first … end − 1) of slice blockIdx.y: with A the
+// gradient of R_{m+1} (A = dF_j at the span's end), walking m = end − 1 … first: dP_m += A R_mᵀ, then
+// A ← P_mᵀ A + Q̂_mᵀ G_m = A − Y_mᵀ (W_m A) + Q̂_mᵀ G_m. Warpgroup g keeps rows 64g … of A in registers
+// (its dP_m rows from A's fragments against R_m read K-major) and computes column panel g of W_m A
+// from A's bf16 tile; warpgroup 0 loads the tiles.
+template <int D>
+__global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
+    path_span_gradients_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
+#if PATHBENCH_SM90A_DEVICE
+  using L = GradientHopperLayout<D>;
+  constexpr int NTD = D / 8, kGroups = D / wgmma::kPanelCols;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
+  auto at = [smem](int offset) { return reinterpret_cast<bf16*>(smem + offset); };
+  bf16 *sr = at(L::r), *sa = at(L::a);                                            // [D, D]
+  bf16 *sw = at(L::w), *sy = at(L::y), *sq = at(L::q), *sg = at(L::g), *st = at(L::t);  // [64, D]
+  const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks);
+  const int group = warp_id() / 4, row0 = wgmma::kPanelCols * group + 16 * (warp_id() % 4);  // this warp's rows of A
+  const int j = int(blockIdx.x) + 1, first = j * s, end = min(first + s, nch);
+  const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
+  const float* span_start_gradient = ws.dqspan + (bh * ws.spans + j - 1) * ws.padded * D;  // G of its queries
+
+  float acc_a[NTD][4];
+  load_acc(acc_a, ws.dfspan + ((bh * ws.spans + j) * D + row0) * D, D);
+  for (int m = end - 1; m >= first; --m) {
+    const int m0 = m * kChunk;
+    const bool last_step = m == first;  // only dP_m is left to do
+    if (group == 0) {
+      wgmma::load_tile_async<D, D>(sr, ws.prefix + (bh * nch + m) * D * D, D, D);
+      if (!last_step) {
+        wgmma::load_tile_async<kChunk, D>(sw, a.w + (base + m0) * D, D, T - m0);
+        wgmma::load_tile_async<kChunk, D>(sy, ws.y + (pbase + m0) * D, D, kChunk);
+        wgmma::load_tile_async<kChunk, D>(sq, ws.qh + (pbase + m0) * D, D, kChunk);
+      }
+      cp_async_commit();
+      if (!last_step) wgmma::store_float_tile<kChunk, D>(sg, span_start_gradient + m0 * D);
+      cp_async_wait<0>();
+    }
+#pragma unroll
+    for (int h = 0; h < kGroups; ++h)
+      wgmma::store_acc<D>(wgmma::panel(acc_a, h), sa + h * D * wgmma::kPanelCols, row0);
+    wgmma::fence_shared_for_tensor_cores();
+    __syncthreads();
+    {  // dP_m += A R_mᵀ, this warp's rows
+      float dp[NTD][4];
+      float* dst = ws.dpm + ((bh * nch + m) * D + row0) * D;
+      load_acc(dp, dst, D);
+      Frag16<bf16> fa[D / 16];
+      wgmma::to_fragments(fa, acc_a);
+      wgmma::fence_operands(dp);
+      wgmma::arrive();
+      wgmma::issue_regs_by_square_t<D>(dp, fa, sr, true);
+      wgmma::commit();
+      wgmma::wait<0>();
+      wgmma::fence_operands(dp);
+      wgmma::fence_operands(fa);
+      store_acc(dp, dst, D);
+    }
+    if (last_step) break;
+    {  // −W_m A, column panel `group`
+      float t[8][4];
+      wgmma::arrive();
+#pragma unroll
+      for (int kt = 0; kt < D / 16; ++kt)
+        wgmma::mma_ss<0, 1>(t, wgmma::k_major<kChunk>(sw, kt), wgmma::mn_major<D>(sa, group, kt), kt > 0);
+      wgmma::commit();
+      wgmma::wait<0>();
+      wgmma::fence_operands(t);
+      negate(t);
+      wgmma::store_acc<kChunk>(t, st + group * kChunk * wgmma::kPanelCols, row0 - wgmma::kPanelCols * group);
+    }
+    wgmma::fence_shared_for_tensor_cores();
+    __syncthreads();
+    // A ← A − Y_mᵀ (W_m A) + Q̂_mᵀ G_m, this warpgroup's rows (panel `group` of Y_m and Q̂_m, read M-major)
+    wgmma::fence_operands(acc_a);
+    wgmma::arrive();
+#pragma unroll
+    for (int h = 0; h < kGroups; ++h) {
+      wgmma::issue_tile_by_tile(wgmma::panel(acc_a, h), sy, st, h, group, true);
+      wgmma::issue_tile_by_tile(wgmma::panel(acc_a, h), sq, sg, h, group, true);
+    }
+    wgmma::commit();
+    wgmma::wait<0>();
+    wgmma::fence_operands(acc_a);
+    __syncthreads();  // every product is done before the next step's tiles arrive
+  }
 #else
   __trap();  // launched only where hopper_kernels() holds
 #endif
