@@ -11,7 +11,7 @@
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
 //                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
-// The query movers, the query chain and the span gradients have Hopper forms (path_span_hopper.cuh).
+// Each has a Hopper form (path_span_hopper.cuh).
 #include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
 #include "core/cuda/hopper.h"
@@ -67,21 +67,6 @@ struct SquareTile {
       if constexpr (!kInPlace<S>) store_acc(acc, operand + 16 * tile * ld, ld);
     }
   }
-};
-
-// The span of a span-transform or span-gradient block: span j = blockIdx.x + 1 (chunks first …
-// end − 1) of slice bh = blockIdx.y.
-struct SpanBlock {
-  int j, first, end;
-  int64_t bh, base, pbase;  // slice, its first token, its first padded row
-  template <typename S>
-  __device__ SpanBlock(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws)
-      : j(int(blockIdx.x) + 1),
-        first(j * int(ws.span_chunks)),
-        end(min(first + int(ws.span_chunks), int(ws.chunks))),
-        bh(blockIdx.y),
-        base(bh * a.length),
-        pbase(bh * ws.padded) {}
 };
 
 // ---- span transforms -------------------------------------------------------------------------------
@@ -393,6 +378,12 @@ template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.spans - 1), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      using L = span_hopper::TransformHopperLayout<D>;
+      if (choose_hopper_form())
+        return launch_kernel_threads(span_hopper::path_span_transforms_hopper_kernel<D>, grid, L::threads, L::bytes,
+                                     stream, "path_span_transforms_hopper_kernel", a, ws);
+    }
     launch_kernel(path_span_transforms_kernel<S, D>, grid, TransformSmem<S, D>(nullptr).bytes, stream,
                   "path_span_transforms_kernel", a, ws);
   });
@@ -402,6 +393,12 @@ template <typename S>
 void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (choose_hopper_form())
+        return launch_kernel(span_hopper::path_key_movers_hopper_kernel<D>, grid,
+                             span_hopper::KeyMoverHopperLayout<D>::bytes, stream, "path_key_movers_hopper_kernel", a,
+                             ws);
+    }
     launch_kernel(path_key_movers_kernel<S, D>, grid, KeyMoverSmem<S, D>(nullptr).bytes, stream, "path_key_movers_kernel",
                   a, ws);
   });

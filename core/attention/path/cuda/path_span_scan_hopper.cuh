@@ -9,6 +9,7 @@
 // at 64.
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
+#include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_span_scan.cuh"
 
 namespace pathbench::cuda::span_scan {
@@ -22,29 +23,6 @@ struct SpanScanHopperLayout {
   static_assert(tile % wgmma::kSwizzleBytes == 0, "tiles on swizzle boundaries");
   static_assert(2 * (bytes + 1024) <= 228 * 1024 || D < 128, "two blocks fit a multiprocessor at D = 128");
 };
-
-// u ← u − (u Wᵀ) Y for the warpgroup's 64 rows u (accumulator layout, D columns) and swizzled [64, D]
-// tiles W and Y: a key state crossing a chunk (Y = Xᵀ W) or R crossing one (Y = X W). u Wᵀ takes u
-// from registers, or from u_tile (u as bf16, stored by every warp before a barrier) where given.
-template <int D>
-__device__ __forceinline__ void cross_chunk_hopper(float (&u)[D / 8][4], const bf16* w, const bf16* y,
-                                                   const bf16* u_tile = nullptr) {
-  float t[8][4];
-  if (u_tile) {
-    wgmma::rows_by_rows<D>(t, u_tile, w);
-  } else {
-    Frag16<bf16> fu[D / 16];
-    wgmma::to_fragments(fu, u);
-    wgmma::arrive();
-    wgmma::issue_regs_by_rows<D>(t, fu, w);
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(t);
-    wgmma::fence_operands(fu);
-  }
-  negate(t);
-  wgmma::add_regs_by_tile<D>(u, t, y);
-}
 
 template <int D>
 __global__ void __launch_bounds__(kThreads)
@@ -87,7 +65,7 @@ __global__ void __launch_bounds__(kThreads)
       cp_async_wait<0>();
       wgmma::fence_shared_for_tensor_cores();
       __syncthreads();
-      cross_chunk_hopper<D>(kt, sw, sy);
+      span_hopper::cross_chunk_hopper<D>(kt, sw, sy);
       __syncthreads();
     }
     __threadfence_block();
@@ -129,7 +107,7 @@ __global__ void __launch_bounds__(kThreads)
           wgmma::store_acc<kChunk>(wgmma::panel(r, h), sr + h * kChunk * wgmma::kPanelCols, r0);
         wgmma::fence_shared_for_tensor_cores();
         __syncthreads();
-        cross_chunk_hopper<D>(r, sw, sy, sr);  // R P_b = R − (R Wᵀ) X W
+        span_hopper::cross_chunk_hopper<D>(r, sw, sy, sr);  // R P_b = R − (R Wᵀ) X W
       }
       wgmma::fence_operands(r);
       wgmma::arrive();

@@ -132,6 +132,21 @@ struct PathWorkspace {
   }
 };
 
+// The span of a span-transform or span-gradient block: span j = blockIdx.x + 1 (chunks first …
+// end − 1) of slice bh = blockIdx.y.
+struct SpanBlock {
+  int j, first, end;
+  int64_t bh, base, pbase;  // slice, its first token, its first padded row
+  template <typename S>
+  __device__ SpanBlock(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws)
+      : j(int(blockIdx.x) + 1),
+        first(j * int(ws.span_chunks)),
+        end(min(first + int(ws.span_chunks), int(ws.chunks))),
+        bh(blockIdx.y),
+        base(bh * a.length),
+        pbase(bh * ws.padded) {}
+};
+
 // Throws when the shape is unsupported or an input is missing; `function` names the caller.
 template <typename S>
 void check_path_args(const PathAttentionCudaArgs<S>& a, const char* function) {
