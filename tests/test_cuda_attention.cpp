@@ -503,10 +503,11 @@ TEST_CASE("an H100/H200 runs the Hopper kernels when the build holds sm_90a code
     const int64_t before = cuda::hopper_launches();
     check_softmax<bf16>({2, 200, 64}, true, 701);
     CHECK(cuda::hopper_launches() == before + 2);
-    // PaTH: the forward's span transforms, key movers and scan; the backward's query movers,
-    // cross-span pairs, in-span scan, query chain, span gradients, local a and local b
-    check_path<bf16>({1, 777, 128}, true, 703, 3);
-    CHECK(cuda::hopper_launches() == before + 2 + 10);
+    // PaTH at D = 64: the forward's span transforms and key movers; the backward's query movers,
+    // cross-span pairs, in-span scan, span gradients, local a and local b (the prep, the forward
+    // scan and the query chain stay portable)
+    check_path<bf16>({2, 600, 64}, true, 703, 3);
+    CHECK(cuda::hopper_launches() == before + 2 + 8);
   }
 }
 

@@ -27,7 +27,7 @@ using namespace tiles;
 // Resident blocks of the in-span scan's Hopper form (hopper true) or its portable one.
 template <typename S, int D>
 int span_scan_resident_blocks(bool hopper) {
-  if constexpr (wgmma::kHasHopperForm<S, D>) {
+  if constexpr (span_scan::kScanHopperForm<S, D>) {
     if (hopper)
       return resident_blocks(span_scan::path_span_scan_hopper_kernel<D>, kThreads,
                              span_scan::SpanScanHopperLayout<D>::bytes, "path_span_scan_hopper_kernel");
@@ -48,13 +48,13 @@ int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
   return int(std::min<int64_t>(a.batch_heads * ((a.length + kChunk - 1) / kChunk), blocks));
 }
 
-// Queues the in-span scan: the Hopper form for bf16 at D = 64 and 128 where hopper_kernels() holds,
+// Queues the in-span scan: the Hopper form for bf16 at D = 64 where hopper_kernels() holds,
 // as many blocks as stay resident (and the workspace has key states for).
 template <typename S>
 void launch_span_scan(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, const S* d_o, const float* lse,
                       cudaStream_t stream) {
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (wgmma::kHasHopperForm<S, D>) {
+    if constexpr (span_scan::kScanHopperForm<S, D>) {
       if (choose_hopper_form()) {
         const unsigned blocks = unsigned(std::min(w.state_blocks, span_scan_resident_blocks<S, D>(true)));
         return launch_kernel(span_scan::path_span_scan_hopper_kernel<D>, dim3(blocks),
@@ -68,14 +68,14 @@ void launch_span_scan(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>&
   });
 }
 
-// Queues local a, one block per chunk: the Hopper form for bf16 at D = 64 and 128 where
-// hopper_kernels() holds.
+// Queues local a, one block per chunk: the Hopper form for bf16 at D = 64 where hopper_kernels()
+// holds.
 template <typename S>
 void launch_local_a(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, const S* d_o, const float* lse, S* dq,
                     S* dv, float* d_gate, cudaStream_t stream) {
   const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (wgmma::kHasHopperForm<S, D>) {
+    if constexpr (local_a::kLocalAHopperForm<S, D>) {
       if (choose_hopper_form())
         return launch_kernel(local_a::path_local_a_hopper_kernel<D>, chunks, local_a::LocalAHopperLayout<D>::bytes,
                              stream, "path_local_a_hopper_kernel", a, w, d_o, lse, dq, dv, d_gate);

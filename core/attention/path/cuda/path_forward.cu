@@ -1,10 +1,9 @@
-// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan (its Hopper
-// form in path_forward_hopper.cuh); the backward kernels live in path_backward.cu. Algorithm:
-// path_kernels.h and docs/design.md §4.
+// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan; the
+// backward kernels live in path_backward.cu. Algorithm: path_kernels.h and docs/design.md §4.
+// Both stay portable on Hopper: a wgmma form of the forward scan was 4–20 % slower there
+// (cuda-attention-notes v35).
 #include "core/attention/cuda/online_softmax.cuh"
-#include "core/attention/path/cuda/path_forward_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
-#include "core/cuda/hopper.h"
 #include "core/error.h"
 
 namespace pathbench::cuda {
@@ -391,12 +390,6 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   launch_path_span_transforms(a, w, stream);
   launch_path_key_movers(a, w, stream);
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (wgmma::kHasHopperForm<S, D>) {
-      if (choose_hopper_form())
-        return launch_kernel(path_forward::path_forward_hopper_kernel<D>, grid,
-                             path_forward::PathForwardHopperLayout<D>::bytes, stream, "path_forward_hopper_kernel", a,
-                             w, o, lse);
-    }
     launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
                   w, o, lse);
   });

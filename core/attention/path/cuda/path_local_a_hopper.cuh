@@ -9,6 +9,11 @@
 
 namespace pathbench::cuda::local_a {
 
+// Where the Hopper form runs: bf16 at D = 64 (0.35 against 0.39 ms at 4·4096·16·64 on an H100). At
+// D = 128 it timed the same as the portable kernel (0.51 ms; cuda-attention-notes v35), which runs there.
+template <typename S, int D>
+inline constexpr bool kLocalAHopperForm = wgmma::kHasHopperForm<S, D> && D == 64;
+
 // Byte offsets of the swizzled tiles from the aligned start of shared memory. Tiles whose uses end
 // early give their place to later ones: Q (after dq), then dQ̂ (after dw) take K's; dP [D, D] takes
 // V's (and dO's at D = 128) and dK̂ takes dO's (its own tile at D = 128) once dV's product has read

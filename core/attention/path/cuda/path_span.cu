@@ -11,7 +11,7 @@
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
 //                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
-// Each has a Hopper form (path_span_hopper.cuh).
+// All but the query chain have Hopper forms (path_span_hopper.cuh).
 #include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
 #include "core/cuda/hopper.h"
@@ -423,12 +423,6 @@ template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (wgmma::kHasHopperForm<S, D>) {
-      if (choose_hopper_form())
-        return launch_kernel(span_hopper::path_query_chain_hopper_kernel<D>, grid,
-                             span_hopper::ChainHopperLayout<D>::bytes, stream, "path_query_chain_hopper_kernel", a,
-                             ws);
-    }
     launch_kernel(path_query_chain_kernel<S, D>, grid, ChainSmem<S, D>(nullptr).bytes, stream,
                   "path_query_chain_kernel", a, ws);
   });

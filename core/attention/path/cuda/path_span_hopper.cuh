@@ -1,8 +1,8 @@
-// PaTH's span kernels on Hopper (sm_90a, bf16, D = 64 or 128): path_span.cu's algorithm with the
-// products as warpgroup products over swizzled tiles. The movers and the chain take the keys,
-// queries (or their gradients) from registers and load each step's tiles while the step before it
-// multiplies (two stages); the span transforms and gradients keep their D × D matrix in registers,
-// one warpgroup per 64 of its rows.
+// PaTH's span kernels on Hopper (sm_90a, bf16, D = 64 or 128), all but the query chain (whose wgmma
+// form timed the same as its portable one, cuda-attention-notes v35): path_span.cu's algorithm with
+// the products as warpgroup products over swizzled tiles. The movers take the keys or queries from
+// registers and load each step's tiles while the step before it multiplies (two stages); the span
+// transforms and gradients keep their D × D matrix in registers, one warpgroup per 64 of its rows.
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
@@ -94,98 +94,6 @@ __global__ void __launch_bounds__(kThreads)
     if (j == 0) break;
     multiply();
   }
-#else
-  __trap();  // launched only where hopper_kernels() holds
-#endif
-}
-
-template <int D>
-struct ChainHopperLayout {
-  static constexpr int tile = wgmma::tile_bytes(kChunk, D), square = wgmma::tile_bytes(D, D);
-  static constexpr int stage_bytes = tile + square;  // Q⁽ʲ⁾ [64, D], then F_j [D, D]
-  static constexpr size_t bytes = 2 * size_t(stage_bytes) + tile + wgmma::kSwizzleBytes;  // two stages, then G
-};
-
-// One block per query chunk b after span 0 (the chunks with the longest walks first): path_span.cu's
-// query chain. The warpgroup's 64 rows of G stay in registers; G as bf16 goes to shared memory for
-// dF_j += Q⁽ʲ⁾ᵀ G (both read M- or N-major, with atomics), and G's own step G ← dQ⁽ʲ⁾ + G F_jᵀ takes
-// G from registers and F_j K-major.
-template <int D>
-__global__ void __launch_bounds__(kThreads)
-    path_query_chain_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
-#if PATHBENCH_SM90A_DEVICE
-  using L = ChainHopperLayout<D>;
-  constexpr int NTD = D / 8, kPanels = D / wgmma::kPanelCols;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
-  auto stage_q = [smem](int j) { return reinterpret_cast<bf16*>(smem + (j & 1) * L::stage_bytes); };
-  auto stage_f = [smem](int j) { return reinterpret_cast<bf16*>(smem + (j & 1) * L::stage_bytes + L::tile); };
-  bf16* sg = reinterpret_cast<bf16*>(smem + 2 * L::stage_bytes);  // [64, D] G
-  const int s = int(ws.span_chunks), nch = int(ws.chunks), r0 = 16 * warp_id();
-  const int b = nch - 1 - int(blockIdx.x), span = b / s, b0 = b * kChunk;
-  const int64_t bh = blockIdx.y, pbase = bh * ws.padded;
-  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };
-  auto issue = [&](int j) {  // step j's Q⁽ʲ⁾ and F_j
-    wgmma::load_tile_async<kChunk, D>(stage_q(j), ws.qspan + span_rows(j), D, kChunk);
-    wgmma::load_tile_async<D, D>(stage_f(j), ws.fspan + (bh * ws.spans + j) * D * D, D, D);
-  };
-  if (span > 1) issue(1);
-  cp_async_commit();
-
-  // Across the earlier spans: G⁽⁰⁾ = dQ⁽⁰⁾, G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ, dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾.
-  float g[NTD][4];
-  load_acc(g, ws.dqspan + span_rows(0) + r0 * D, D);
-  for (int j = 1; j < span; ++j) {
-    wgmma::next_stage(j + 1 < span, [&] { issue(j + 1); });
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h) wgmma::store_acc<kChunk>(wgmma::panel(g, h), sg + h * kChunk * wgmma::kPanelCols, r0);
-    wgmma::fence_shared_for_tensor_cores();
-    __syncthreads();
-    Frag16<bf16> fg[D / 16];
-    wgmma::to_fragments(fg, g);
-    load_acc(g, ws.dqspan + span_rows(j) + r0 * D, D);
-    wgmma::fence_operands(g);
-    wgmma::arrive();
-    wgmma::issue_regs_by_square_t<D>(g, fg, stage_f(j), true);
-    wgmma::commit();
-    float* df = ws.dfspan + (bh * ws.spans + j) * D * D;
-#pragma unroll 1
-    for (int m = 0; m < kPanels; ++m)
-#pragma unroll 1
-      for (int h = 0; h < kPanels; ++h) {  // rows 64m + r0 …, columns 64h … of dF_j
-        float acc[8][4];
-        wgmma::tile_by_tile(acc, stage_q(j), sg, h, m);  // waits for G's step too
-        atomic_add_acc(acc, df + (wgmma::kPanelCols * m + r0) * D + h * wgmma::kPanelCols, D);
-      }
-    wgmma::fence_operands(g);
-    wgmma::fence_operands(fg);
-    __syncthreads();  // every warp's products have read this stage and G's tile
-  }
-  // G is now the gradient of the chunk's queries at their span's start, Q̂_b R_b: dQ̂_b += G R_bᵀ (the
-  // in-span pairs added theirs before), and G replaces dQ⁽ˢᵖᵃⁿ⁻¹⁾ for the span gradients' dR_b = Q̂_bᵀ G.
-  float dqh[NTD][4];
-  float* out = ws.dqh + (pbase + b0 + r0) * D;
-  load_acc(dqh, out, D);
-  if (b == span * s) {  // R_b = I
-    add_into(dqh, g);
-  } else {
-    store_acc(g, ws.dqspan + span_rows(span - 1) + r0 * D, D);
-    wgmma::load_tile_async<D, D>(stage_f(0), ws.prefix + (bh * nch + b) * D * D, D, D);
-    cp_async_commit();
-    cp_async_wait<0>();
-    wgmma::fence_shared_for_tensor_cores();
-    __syncthreads();
-    Frag16<bf16> fg[D / 16];
-    wgmma::to_fragments(fg, g);
-    wgmma::fence_operands(dqh);
-    wgmma::arrive();
-    wgmma::issue_regs_by_square_t<D>(dqh, fg, stage_f(0), true);
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(dqh);
-    wgmma::fence_operands(fg);
-  }
-  store_acc(dqh, out, D);
 #else
   __trap();  // launched only where hopper_kernels() holds
 #endif

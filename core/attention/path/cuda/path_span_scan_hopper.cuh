@@ -14,6 +14,12 @@
 
 namespace pathbench::cuda::span_scan {
 
+// Where the Hopper form runs: bf16 at D = 64. At D = 128 it is correct but slower than the portable
+// kernel on an H100 (1.11 against 0.85 ms at 4·4096·8·128; at D = 64 0.60 against 0.63 ms at
+// 4·4096·16·64; cuda-attention-notes v35), so the portable kernel runs there.
+template <typename S, int D>
+inline constexpr bool kScanHopperForm = wgmma::kHasHopperForm<S, D> && D == 64;
+
 template <int D>
 struct SpanScanHopperLayout {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D);  // a swizzled [64, D] tile
