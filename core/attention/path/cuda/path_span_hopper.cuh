@@ -47,7 +47,7 @@ __device__ __forceinline__ void multiply_square_hopper(float (&u)[D / 8][4], con
   wgmma::to_fragments(fu, u);
   wgmma::fence_operands(u);
   wgmma::arrive();
-  wgmma::issue_regs_by_square<D>(u, fu, m, false);
+  wgmma::issue_regs_by_square<D>(u, fu, m);
   wgmma::commit();
   wgmma::wait<0>();
   wgmma::fence_operands(u);
@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
       wgmma::to_fragments(fa, acc_a);
       wgmma::fence_operands(dp);
       wgmma::arrive();
-      wgmma::issue_regs_by_square_t<D>(dp, fa, sr, true);
+      wgmma::issue_regs_by_square_t<D>(dp, fa, sr);
       wgmma::commit();
       wgmma::wait<0>();
       wgmma::fence_operands(dp);
