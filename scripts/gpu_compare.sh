@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# An A/B device call for a kernel change: two builds packed by scripts/cuda_prebuild.sh (a base and
+# a candidate, each a prebuilt.tar.xz renamed), carried to the device machine. The candidate's
+# [cuda] tests run first (a failure stops the call: no timings of kernels that compute the wrong
+# thing); then `pathbench bench-attention` for both builds in ROUNDS rounds whose order alternates
+# (base first in odd rounds), the flip-flop model's step (`pathbench bench --device cuda`) the same
+# way, and racecheck on the candidate's [sanitize] case. Logs and JSON go to $OUT as they come, so a
+# call cut short keeps what it finished; scripts/compare_bench.py prints each table.
+# Environment: TESTS (Catch2 test spec, default "[cuda]"), ENCODINGS (default "path path_fox"),
+# SHAPES (BxTxHxD list, default the benchmark's anchors), ROUNDS (default 2), FLIPFLOP (0 skips
+# the model), RACECHECK (0 skips it).
+# Usage (from the repository root, on the device machine): scripts/gpu_compare.sh BASE.tar.xz CANDIDATE.tar.xz
+set -uo pipefail
+if [ $# -ne 2 ]; then
+  echo "usage: $0 BASE.tar.xz CANDIDATE.tar.xz (scripts/cuda_prebuild.sh's packs)" >&2
+  exit 2
+fi
+OUT=${OUT:-$PWD/gpu-out}
+TESTS=${TESTS:-[cuda]} ENCODINGS=${ENCODINGS:-path path_fox} SHAPES=${SHAPES:-} ROUNDS=${ROUNDS:-2}
+FLIPFLOP=${FLIPFLOP:-1} RACECHECK=${RACECHECK:-1}
+PY=$(command -v python3)
+mkdir -p "$OUT"
+log() { echo "=== $* ($(date +%T))"; }
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+declare -A dir
+for role in base candidate; do
+  pack=$1; shift
+  dir[$role]=$(mktemp -d "/tmp/compare-$role.XXXX")
+  tar -xJf "$pack" -C "${dir[$role]}" || { echo "$0: cannot unpack $pack" >&2; exit 2; }
+  [ -x "${dir[$role]}/pathbench" ] || { echo "$0: $pack holds no pathbench binary" >&2; exit 2; }
+  echo "$role: $pack, commit $(cat "${dir[$role]}/SOURCE_COMMIT")"
+done
+
+log "candidate's tests: $TESTS"
+timeout 300 "${dir[candidate]}/pathbench_tests" --require-gpu "$TESTS" > "$OUT/tests.log" 2>&1
+echo "tests exit code $?" >> "$OUT/tests.log"
+grep -E "passed|failed|exit code" "$OUT/tests.log" | tail -3
+if ! grep -q "tests exit code 0" "$OUT/tests.log"; then
+  grep -B3 -A14 "FAILED" "$OUT/tests.log" | head -60
+  exit 1
+fi
+
+shape_args=()
+[ -n "$SHAPES" ] && shape_args=(--shapes $SHAPES)
+order() { if [ $(($1 % 2)) -eq 1 ]; then echo "base candidate"; else echo "candidate base"; fi; }
+log "bench-attention: $ENCODINGS, $ROUNDS rounds"
+for r in $(seq 1 "$ROUNDS"); do
+  for role in $(order "$r"); do
+    timeout 200 "${dir[$role]}/pathbench" bench-attention --encodings $ENCODINGS "${shape_args[@]}" --warmup 3 \
+      --repeats 15 --out "$OUT/attention-$role-$r.json" > "$OUT/attention-$role-$r.log" 2>&1 ||
+      echo "$role round $r: bench-attention failed (see attention-$role-$r.log)"
+  done
+done
+$PY scripts/compare_bench.py --base "$OUT"/attention-base-*.json --candidate "$OUT"/attention-candidate-*.json
+
+if [ "$FLIPFLOP" != 0 ]; then
+  log "flip-flop model, $ROUNDS rounds"
+  for r in $(seq 1 "$ROUNDS"); do
+    for role in $(order "$r"); do
+      timeout 120 "${dir[$role]}/pathbench" bench --device cuda --attention false --out "$OUT/flipflop-$role-$r.json" \
+        > "$OUT/flipflop-$role-$r.log" 2>&1 || echo "$role round $r: bench failed (see flipflop-$role-$r.log)"
+    done
+  done
+  $PY scripts/compare_bench.py --base "$OUT"/flipflop-base-*.json --candidate "$OUT"/flipflop-candidate-*.json
+fi
+
+if [ "$RACECHECK" != 0 ]; then
+  log "racecheck on the candidate's [sanitize] case"
+  timeout 200 compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+    "${dir[candidate]}/pathbench_tests" --require-gpu "[sanitize]" > "$OUT/racecheck.log" 2>&1
+  echo "racecheck exit code $?" >> "$OUT/racecheck.log"
+  grep -E "RACECHECK SUMMARY|exit code" "$OUT/racecheck.log"
+fi
+log "done"
