@@ -6,7 +6,8 @@
 # (base first in odd rounds), the flip-flop model's step (`pathbench bench --device cuda`) the same
 # way, and racecheck on the candidate's [sanitize] case. Logs and JSON go to $OUT as they come, so a
 # call cut short keeps what it finished; scripts/compare_bench.py prints each table.
-# Environment: TESTS (Catch2 test spec, default "[cuda]"), ENCODINGS (default "path path_fox"),
+# Environment: TESTS (Catch2 test spec, default "[cuda]"; TESTS_LIMIT seconds, default 300: the
+# whole [cuda] suite takes most of a call), ENCODINGS (default "path path_fox"),
 # SHAPES (BxTxHxD list, default the benchmark's anchors), ROUNDS (default 2), FLIPFLOP (0 skips
 # the model), RACECHECK (0 skips it).
 # Usage (from the repository root, on the device machine): scripts/gpu_compare.sh BASE.tar.xz CANDIDATE.tar.xz
@@ -16,7 +17,7 @@ if [ $# -ne 2 ]; then
   exit 2
 fi
 OUT=${OUT:-$PWD/gpu-out}
-TESTS=${TESTS:-[cuda]} ENCODINGS=${ENCODINGS:-path path_fox} SHAPES=${SHAPES:-} ROUNDS=${ROUNDS:-2}
+TESTS=${TESTS:-[cuda]} TESTS_LIMIT=${TESTS_LIMIT:-300} ENCODINGS=${ENCODINGS:-path path_fox} SHAPES=${SHAPES:-} ROUNDS=${ROUNDS:-2}
 FLIPFLOP=${FLIPFLOP:-1} RACECHECK=${RACECHECK:-1}
 PY=$(command -v python3)
 mkdir -p "$OUT"
@@ -33,10 +34,12 @@ for role in base candidate; do
 done
 
 log "candidate's tests: $TESTS"
-timeout 300 "${dir[candidate]}/pathbench_tests" --require-gpu "$TESTS" > "$OUT/tests.log" 2>&1
-echo "tests exit code $?" >> "$OUT/tests.log"
+timeout "$TESTS_LIMIT" "${dir[candidate]}/pathbench_tests" --require-gpu "$TESTS" > "$OUT/tests.log" 2>&1
+code=$?
+echo "tests exit code $code" >> "$OUT/tests.log"
 grep -E "passed|failed|exit code" "$OUT/tests.log" | tail -3
-if ! grep -q "tests exit code 0" "$OUT/tests.log"; then
+if [ "$code" -ne 0 ]; then
+  [ "$code" -eq 124 ] && echo "$0: the tests ran past ${TESTS_LIMIT} s (narrow TESTS or raise TESTS_LIMIT)"
   grep -B3 -A14 "FAILED" "$OUT/tests.log" | head -60
   exit 1
 fi
