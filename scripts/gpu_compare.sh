@@ -8,7 +8,8 @@
 # call cut short keeps what it finished; scripts/compare_bench.py prints each table.
 # Environment: TESTS (Catch2 test spec, default "[cuda]"; TESTS_LIMIT seconds, default 300: the
 # whole [cuda] suite takes most of a call), ENCODINGS (default "path path_fox"),
-# SHAPES (BxTxHxD list, default the benchmark's anchors), ROUNDS (default 2), FLIPFLOP (0 skips
+# SHAPES (BxTxHxD list, default the benchmark's anchors), INPUTS (bench-attention's --inputs, default
+# random; far-reaching times stick-breaking's full scan), ROUNDS (default 2), FLIPFLOP (0 skips
 # the model), RACECHECK (0 skips it).
 # Usage (from the repository root, on the device machine): scripts/gpu_compare.sh BASE.tar.xz CANDIDATE.tar.xz
 set -uo pipefail
@@ -17,7 +18,8 @@ if [ $# -ne 2 ]; then
   exit 2
 fi
 OUT=${OUT:-$PWD/gpu-out}
-TESTS=${TESTS:-[cuda]} TESTS_LIMIT=${TESTS_LIMIT:-300} ENCODINGS=${ENCODINGS:-path path_fox} SHAPES=${SHAPES:-} ROUNDS=${ROUNDS:-2}
+TESTS=${TESTS:-[cuda]} TESTS_LIMIT=${TESTS_LIMIT:-300} ENCODINGS=${ENCODINGS:-path path_fox} SHAPES=${SHAPES:-}
+INPUTS=${INPUTS:-random} ROUNDS=${ROUNDS:-2}
 FLIPFLOP=${FLIPFLOP:-1} RACECHECK=${RACECHECK:-1}
 PY=$(command -v python3)
 mkdir -p "$OUT"
@@ -47,11 +49,11 @@ fi
 shape_args=()
 [ -n "$SHAPES" ] && shape_args=(--shapes $SHAPES)
 order() { if [ $(($1 % 2)) -eq 1 ]; then echo "base candidate"; else echo "candidate base"; fi; }
-log "bench-attention: $ENCODINGS, $ROUNDS rounds"
+log "bench-attention: $ENCODINGS, $INPUTS inputs, $ROUNDS rounds"
 for r in $(seq 1 "$ROUNDS"); do
   for role in $(order "$r"); do
-    timeout 200 "${dir[$role]}/pathbench" bench-attention --encodings $ENCODINGS "${shape_args[@]}" --warmup 3 \
-      --repeats 15 --out "$OUT/attention-$role-$r.json" > "$OUT/attention-$role-$r.log" 2>&1 ||
+    timeout 200 "${dir[$role]}/pathbench" bench-attention --encodings $ENCODINGS "${shape_args[@]}" --inputs "$INPUTS" \
+      --warmup 3 --repeats 15 --out "$OUT/attention-$role-$r.json" > "$OUT/attention-$role-$r.log" 2>&1 ||
       echo "$role round $r: bench-attention failed (see attention-$role-$r.log)"
   done
 done
