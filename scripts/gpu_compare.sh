@@ -57,7 +57,8 @@ for r in $(seq 1 "$ROUNDS"); do
       echo "$role round $r: bench-attention failed (see attention-$role-$r.log)"
   done
 done
-$PY scripts/compare_bench.py --base "$OUT"/attention-base-*.json --candidate "$OUT"/attention-candidate-*.json
+rounds_of() { ls -v "$OUT"/$1-$2-*.json 2>/dev/null || echo "$OUT/$1-$2-(none).json"; }  # round 10 after 9
+$PY scripts/compare_bench.py --base $(rounds_of attention base) --candidate $(rounds_of attention candidate)
 
 if [ "$FLIPFLOP" != 0 ]; then
   log "flip-flop model, $ROUNDS rounds"
@@ -67,7 +68,7 @@ if [ "$FLIPFLOP" != 0 ]; then
         > "$OUT/flipflop-$role-$r.log" 2>&1 || echo "$role round $r: bench failed (see flipflop-$role-$r.log)"
     done
   done
-  $PY scripts/compare_bench.py --base "$OUT"/flipflop-base-*.json --candidate "$OUT"/flipflop-candidate-*.json
+  $PY scripts/compare_bench.py --base $(rounds_of flipflop base) --candidate $(rounds_of flipflop candidate)
 fi
 
 if [ "$RACECHECK" != 0 ]; then
