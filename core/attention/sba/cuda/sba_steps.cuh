@@ -2,7 +2,9 @@
 // sba_hopper.cuh: wgmma, sm_90a), on the warp's 16 query rows × 64 keys of one key block in the
 // accumulator layout of tiles.cuh: the logits' sigmoid terms, the row prefix and suffix sums, and the
 // forward's and backward's whole step from the products q·k, dO·v to the weights and gradients.
-// Logits and softplus sums are in log₂ units (·log₂e), so each weight is one 2ˣ.
+// Logits and softplus sums are in log₂ units (·log₂e), so each weight is one 2ˣ: with u = z·log₂e,
+// log₂ a_ij = log₂σ(z_ij) − Σ_{j<k≤i} log₂(1 + 2^u_ik) = u_ij − Σ_{j≤k≤i} log₂(1 + 2^u_ik), since
+// log₂σ(z) = u − log₂(1 + 2ᵘ): the steps take inclusive sums of the softplus terms and never form log₂σ.
 #pragma once
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/sba/cuda/sba_kernels.h"
@@ -11,27 +13,24 @@ namespace pathbench::cuda::sba {
 
 using namespace tiles;
 
-// log₂σ(z), log₂(1 + 2ᵘ) = softplus(z)·log₂e and σ(z) for u = z·log₂e, from one 2ˣ and one
-// log₂(1 + t). bf16 storage (kApprox) takes the hardware's approximate log₂ and reciprocal, whose
-// errors (≈ 2⁻²² absolute) lie far below bf16's rounding; fp32 keeps the accurate log1p and division.
+// log₂(1 + 2ᵘ) = softplus(z)·log₂e and σ(z) for u = z·log₂e, from one 2ˣ and one log₂(1 + t).
+// bf16 storage (kApprox) takes the hardware's approximate log₂ and reciprocal, whose errors
+// (≈ 2⁻²² absolute) lie far below bf16's rounding; fp32 keeps the accurate log1p and division.
 struct SigmoidTerms {
-  float log_sigmoid, softplus, sigmoid;
+  float softplus, sigmoid;
 };
 template <bool kApprox>
 __device__ __forceinline__ SigmoidTerms sigmoid_terms(float u) {
   const float t = exp2_ftz(-fabsf(u));
   const float l = kApprox ? log2_ftz(1.f + t) : log1pf(t) * kLog2e;
   const float r = kApprox ? rcp_ftz(1.f + t) : 1.f / (1.f + t);
-  const float softplus = fmaxf(u, 0.f) + l;
-  // log₂σ = u − softplus saves an instruction; its error (half an ulp of u in the exponent) is far
-  // below bf16's rounding, but fp32 keeps the exact form.
-  return {kApprox ? u - softplus : fminf(u, 0.f) - l, softplus, u >= 0.f ? r : t * r};
+  return {fmaxf(u, 0.f) + l, u >= 0.f ? r : t * r};
 }
 
-// The warp's 16 × 64 products q·k become log₂σ(z) in place (z = s·q·k, u = z·log₂e = q·k·scale2);
+// The warp's 16 × 64 products q·k become u = q·k·scale2 (z·log₂e for z = s·q·k) in place;
 // sp ← log₂(1 + 2ᵘ), sig ← σ(z).
 // kMasked (the diagonal block, or a block with rows past T): keys right of the query, and rows past
-// T, get log₂σ = −∞ and sp = 0. Other blocks need no test.
+// T, get u = −∞ (no weight) and sp = 0. Other blocks need no test.
 template <bool kApprox, bool kMasked>
 __device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4], float (&sig)[8][4], float scale2,
                                             int row0, int k0, int T) {
@@ -39,28 +38,30 @@ __device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4],
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const SigmoidTerms st = sigmoid_terms<kApprox>(z[n][e] * scale2);
+      const float u = z[n][e] * scale2;
+      const SigmoidTerms st = sigmoid_terms<kApprox>(u);
       const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
       const bool visible = !kMasked || (j <= i && i < T);
       sp[n][e] = visible ? st.softplus : 0.f;
-      z[n][e] = visible ? st.log_sigmoid : -INFINITY;
+      z[n][e] = visible ? u : -INFINITY;
       sig[n][e] = st.sigmoid;
     }
 }
 
-// For each of the thread's two rows, an exclusive sum across the 64 columns of the block (the quad's
+// For each of the thread's two rows, an inclusive sum across the 64 columns of the block (the quad's
 // threads hold columns 2t, 2t+1 of each 8-column tile), from a start value: out = start + Σ of v over
-// the columns to the right (kSuffix) or to the left; total = the row's sum of v (without start).
-// Each 8-column tile takes two butterfly shuffles, which give the quad's inclusive scan and the
-// tile's total together.
+// the column itself and those to its right (kSuffix) or to its left; total = the row's sum of v
+// (without start). Each 8-column tile takes two butterfly shuffles, which give the quad's inclusive
+// scan and the tile's total together.
 template <bool kSuffix>
-__device__ __forceinline__ void row_exclusive_sums(const float (&v)[8][4], const float (&start)[2],
+__device__ __forceinline__ void row_inclusive_sums(const float (&v)[8][4], const float (&start)[2],
                                                    float (&out)[8][4], float (&total)[2]) {
   const int t = lane_id() % 4;
   // 1 where the butterfly partner (lane t ^ 1, then the pair t ^ 2) comes before this thread in the scan
   const float before1 = (kSuffix ? !(t & 1) : (t & 1)) ? 1.f : 0.f;
   const float before2 = (kSuffix ? !(t & 2) : (t & 2)) ? 1.f : 0.f;
   constexpr int near = kSuffix ? 1 : 0;  // of the thread's two columns, the one nearer the sum's start
+  constexpr int far = 1 - near;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float passed = start[r], sum = 0.f;  // start plus the tiles already passed; those tiles alone
@@ -75,8 +76,8 @@ __device__ __forceinline__ void row_exclusive_sums(const float (&v)[8][4], const
       x = fmaf(y, before2, x);
       tile += y;
       const float through = passed + x;  // start, the tiles passed, and the quad's pairs up to this one
-      out[n][2 * r + near] = through - pair;
-      out[n][2 * r + 1 - near] = through - v[n][2 * r + 1 - near];
+      out[n][2 * r + far] = through;
+      out[n][2 * r + near] = through - v[n][2 * r + far];
       passed += tile;
       sum += tile;
     }
@@ -132,7 +133,7 @@ __device__ __forceinline__ void forward_weights(float (&z)[8][4], ForwardRows& r
     stick_terms<kApprox, true>(z, sp, unused, scale2, row0, k0, T);
   else
     stick_terms<kApprox, false>(z, sp, unused, scale2, row0, k0, T);
-  row_exclusive_sums<true>(sp, rows.carry, after, total);  // after: the carry and the keys to the right
+  row_inclusive_sums<true>(sp, rows.carry, after, total);  // after: the carry, the key and those to its right
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
@@ -193,7 +194,7 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
                                                                int row0, int k0, int T) {
   float sig[8][4], after[8][4], total[2];
   stick_terms<kApprox, kMasked>(z, dz, sig, scale2, row0, k0, T);  // dz holds the softplus terms first
-  row_exclusive_sums<true>(dz, {0.f, 0.f}, after, total);
+  row_inclusive_sums<true>(dz, {0.f, 0.f}, after, total);  // after: the key and those to its right
   // later ← the softplus sum of the blocks right of this one.
   float right[2];
 #pragma unroll
@@ -210,15 +211,15 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
       rows.mass[e >> 1] += av;
       dpv[n][e] = av * (dpv[n][e] - rows.rem_do_v[e >> 1]);
     }
-  row_exclusive_sums<false>(dpv, rows.g_carry, after, total);  // after: Σ g over the earlier keys
+  row_inclusive_sums<false>(dpv, rows.g_carry, after, total);  // after: Σ g over the key and the earlier ones
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
       const bool visible = !kMasked || (j <= i && i < T);
-      // g·σ(−z) − σ(z)·Σ_{j'<j} g = g − σ(z)·(g + Σ_{j'<j} g)
-      dz[n][e] = visible ? fmaf(-sig[n][e], dpv[n][e] + after[n][e], dpv[n][e]) : 0.f;
+      // g·σ(−z) − σ(z)·Σ_{j'<j} g = g − σ(z)·Σ_{j'≤j} g
+      dz[n][e] = visible ? fmaf(-sig[n][e], after[n][e], dpv[n][e]) : 0.f;
     }
   rows.g_carry[0] += total[0];
   rows.g_carry[1] += total[1];
