@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (__syncthreads_and(rows_vanished(rows, row0, T))) break;
   }
   save_forward_sums(saved, rows, blk, first);
-  if (a.remainder_to_current) add_remainder(acc_o, rows.mass, v, row0, T);
+  if (a.remainder_to_current) add_remainder(acc_o, rows, v, row0, T);
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
 #else
   __trap();  // launched only where hopper_kernels() holds
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int h = 0; h < kPanels; ++h) {
       float acc[8][4];
       wgmma::load_acc<kChunk>(acc, sdo, 16 * w, h * wgmma::kPanelCols);
-      remainder_weights(acc, rows.mass);
+      remainder_weights(acc, rows);
       atomic_add_acc(acc, dv_acc + (base + row0) * D + h * wgmma::kPanelCols, D, T - row0);
     }
   }

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
     if (__syncthreads_and(rows_vanished(rows, row0, T))) break;
   }
   save_forward_sums(saved, rows, blk, first);
-  if (a.remainder_to_current) add_remainder(acc_o, rows.mass, v, row0, T);
+  if (a.remainder_to_current) add_remainder(acc_o, rows, v, row0, T);
   store_acc(acc_o, o + (base + row0) * D, D, T - row0);
 }
 
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
   if (a.remainder_to_current) {
     float acc[NTD][4];
     load_acc(acc, sdo + 16 * w * ld, ld);
-    remainder_weights(acc, rows.mass);
+    remainder_weights(acc, rows);
     atomic_add_acc(acc, dv_acc + (base + row0) * D, D, T - row0);
   }
 }

@@ -93,10 +93,15 @@ __device__ __forceinline__ void add_compensated(float& hi, float& lo, float x) {
 }
 
 // The forward's running values for the thread's two rows: the softplus sum of the keys scanned
-// (carry + carry_lo, compensated) and this thread's part of the weights' sum (mass).
+// (carry + carry_lo, compensated; the same in each thread of the quad).
 struct ForwardRows {
-  float carry[2] = {0.f, 0.f}, carry_lo[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float carry[2] = {0.f, 0.f}, carry_lo[2] = {0.f, 0.f};
 };
+
+// What the sticks leave of row i, 1 − Σ_j a_ij = Π_{j≤i} σ(−z_ij) = 2^(−S_i) for S_i the row's
+// softplus sum (log₂ units; the keys the forward did not scan leave at most 2⁻¹²⁸, flushed to 0):
+// the remainder's weight, without a sum of the weights that cancels where they approach 1.
+__device__ __forceinline__ float stick_left(float sum_hi, float sum_lo) { return exp2_ftz(-(sum_hi + sum_lo)); }
 
 // What the forward keeps for the backward (stick_breaking_saved_bytes): each row's softplus sum over
 // the keys scanned, as a float pair hi + lo ([BH, T] each), and each query block's leftmost key block
@@ -137,11 +142,7 @@ __device__ __forceinline__ void forward_weights(float (&z)[8][4], ForwardRows& r
 #pragma unroll
   for (int n = 0; n < 8; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const float av = exp2_ftz(z[n][e] - after[n][e]);
-      z[n][e] = av;
-      rows.mass[e >> 1] += av;
-    }
+    for (int e = 0; e < 4; ++e) z[n][e] = exp2_ftz(z[n][e] - after[n][e]);
   add_compensated(rows.carry[0], rows.carry_lo[0], total[0]);
   add_compensated(rows.carry[1], rows.carry_lo[1], total[1]);
 }
@@ -158,10 +159,10 @@ __device__ __forceinline__ void save_forward_sums(const SavedSums& saved, const 
 
 // The backward's running values for the thread's two rows: r·dO_i·v_i (r = 1 when the remainder
 // goes to the current token, else 0), the softplus sum of the keys not yet scanned (later +
-// later_lo: the forward's saved sum at the start), and Σ g, this thread's part of Σ a over the keys
-// scanned.
+// later_lo: the forward's saved sum at the start), Σ g over the keys scanned, and the stick's rest
+// 1 − Σ_j a_ij (stick_left).
 struct BackwardRows {
-  float rem_do_v[2], later[2], later_lo[2], g_carry[2] = {0.f, 0.f}, mass[2] = {0.f, 0.f};
+  float rem_do_v[2], later[2], later_lo[2], g_carry[2] = {0.f, 0.f}, rest[2];
 };
 
 // The backward's starting values of the warp's rows from row0 (slice rows from base).
@@ -181,6 +182,7 @@ __device__ __forceinline__ BackwardRows backward_rows(const StickBreakingCudaArg
       rows.later[r] = saved.hi[base + i];
       rows.later_lo[r] = saved.lo[base + i];
     }
+    rows.rest[r] = stick_left(rows.later[r], rows.later_lo[r]);
     rows.rem_do_v[r] = (a.remainder_to_current ? 1.f : 0.f) * quad_sum(gv);
   }
   return rows;
@@ -208,7 +210,6 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
     for (int e = 0; e < 4; ++e) {
       const float av = exp2_ftz(z[n][e] - after[n][e] - right[e >> 1]);
       z[n][e] = av;
-      rows.mass[e >> 1] += av;
       dpv[n][e] = av * (dpv[n][e] - rows.rem_do_v[e >> 1]);
     }
   row_inclusive_sums<false>(dpv, rows.g_carry, after, total);  // after: Σ g over the key and the earlier ones
@@ -228,13 +229,13 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
 // The remainder 1 − Σ_j a_ij that goes to the current token (remainder_to_current): the forward adds
 // (1 − Σ_j a_ij)·v_i to the thread's two rows of o (v: the slice's values, rows from row0 below T).
 template <int NT, typename S>
-__device__ __forceinline__ void add_remainder(float (&acc_o)[NT][4], const float (&mass)[2], const S* v, int row0,
+__device__ __forceinline__ void add_remainder(float (&acc_o)[NT][4], const ForwardRows& rows, const S* v, int row0,
                                               int T) {
   constexpr int D = 8 * NT;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int i = row0 + acc_row(2 * r);
-    const float rest = 1.f - quad_sum(mass[r]);
+    const float rest = stick_left(rows.carry[r], rows.carry_lo[r]);
     if (i < T)
 #pragma unroll
       for (int n = 0; n < NT; ++n) {
@@ -246,12 +247,11 @@ __device__ __forceinline__ void add_remainder(float (&acc_o)[NT][4], const float
 }
 // The backward's part of it: dO's rows in acc become (1 − Σ_j a_ij)·dO_i, their rows of dv.
 template <int NT>
-__device__ __forceinline__ void remainder_weights(float (&acc)[NT][4], const float (&mass)[2]) {
-  const float rest[2] = {1.f - quad_sum(mass[0]), 1.f - quad_sum(mass[1])};
+__device__ __forceinline__ void remainder_weights(float (&acc)[NT][4], const BackwardRows& rows) {
 #pragma unroll
   for (int n = 0; n < NT; ++n)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) acc[n][e] *= rest[e >> 1];
+    for (int e = 0; e < 4; ++e) acc[n][e] *= rows.rest[e >> 1];
 }
 
 }  // namespace pathbench::cuda::sba
