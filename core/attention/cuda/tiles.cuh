@@ -106,18 +106,24 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-// Starts copying rows 0..ROWS−1 (each COLS elements, global row stride ld) into a padded shared tile;
-// rows at or past `valid` are filled with zeros. The whole block calls it; commit/wait separately.
-template <typename S, int ROWS, int COLS, int NTHREADS = kThreads>
-__device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t ld, int valid) {
+// The row order of a tile as stored: row r holds global row r (a row map: tile row → global row).
+struct SameRow {
+  __device__ constexpr int operator()(int r) const { return r; }
+};
+
+// Starts copying rows 0..ROWS−1 (each COLS elements, global row stride ld) into a padded shared tile,
+// tile row r from global row row_of(r); rows at or past `valid` are filled with zeros. The whole
+// block calls it; commit/wait separately.
+template <typename S, int ROWS, int COLS, int NTHREADS = kThreads, typename RowMap = SameRow>
+__device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t ld, int valid, RowMap row_of = {}) {
   constexpr int kPer = int(16 / sizeof(S));
   constexpr int kGranules = COLS / kPer;
   constexpr int kStride = stride_of<S>(COLS);
   const int last = valid > 0 ? valid - 1 : 0;
   for (int i = int(threadIdx.x); i < ROWS * kGranules; i += NTHREADS) {
-    const int r = i / kGranules, c = (i % kGranules) * kPer;
-    const S* src = gmem + int64_t(r < valid ? r : last) * ld + c;
-    cp_async16(smem + r * kStride + c, src, r < valid ? 16 : 0);
+    const int r = i / kGranules, c = (i % kGranules) * kPer, g = row_of(r);
+    const S* src = gmem + int64_t(g < valid ? g : last) * ld + c;
+    cp_async16(smem + r * kStride + c, src, g < valid ? 16 : 0);
   }
 }
 
@@ -339,14 +345,15 @@ __device__ __forceinline__ void store_acc(const float (&acc)[NT][4], S* dst, int
   }
 }
 // Atomically adds mul·acc into an fp32 global tile (row stride ld, a multiple of 4; 16-byte aligned
-// rows); rows at or past `valid` skipped. Neighbouring threads swap halves first so that each
-// thread adds 4 contiguous values with one vector atomic (half the atomic operations of pairs).
-template <int NT>
+// rows), the warp's row r (0..15) into row row_of(r); rows at or past `valid` skipped. Neighbouring
+// threads swap halves first so that each thread adds 4 contiguous values with one vector atomic (half
+// the atomic operations of pairs).
+template <int NT, typename RowMap = SameRow>
 __device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], float* dst, int64_t ld, int valid = 16,
-                                               float mul = 1.f) {
+                                               float mul = 1.f, RowMap row_of = {}) {
   const int g = lane_id() / 4, t = lane_id() % 4;
   const bool odd = t & 1;  // even t: row g, columns 2t … 2t+3; odd t: row g+8, columns 2t−2 … 2t+1
-  const int row = odd ? g + 8 : g, col = 2 * (t & ~1);
+  const int row = row_of(odd ? g + 8 : g), col = 2 * (t & ~1);
 #pragma unroll
   for (int n = 0; n < NT; ++n) {
     const float r0 = __shfl_xor_sync(kFullMask, odd ? acc[n][0] : acc[n][2], 1);

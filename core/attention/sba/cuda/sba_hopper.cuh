@@ -40,8 +40,8 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   auto issue = [&](int it) {
     const int st = it & 1, k0 = (qb - it) * kChunk;
-    wgmma::load_tile_async<kChunk, D>(tile.k(st), k + int64_t(k0) * D, D, T - k0);
-    wgmma::load_tile_async<kChunk, D>(tile.v(st), v + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(tile.k(st), k + int64_t(k0) * D, D, T - k0, KeyOrder{});
+    wgmma::load_tile_async<kChunk, D>(tile.v(st), v + int64_t(k0) * D, D, T - k0, KeyOrder{});
   };
   wgmma::load_tile_async<kChunk, D>(tile.q(), a.q + (base + q0) * D, D, T - q0);
   issue(0);
@@ -94,8 +94,8 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   auto issue = [&](int it) {
     const int st = it & 1, k0 = it * kChunk;
-    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0);
-    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0);
+    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0, KeyOrder{});
+    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0, KeyOrder{});
   };
   wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
   wgmma::load_tile_async<kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
@@ -129,8 +129,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::store_acc<kChunk>(dz, sdz, 16 * w);
     wgmma::fence_shared_for_tensor_cores();
     __syncthreads();
-    // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO, 64 columns at a time.
-    const int key0 = k0 + 16 * w;
+    // dK and dV rows 16w … 16w+15 of the block's keys in KeyOrder: dzᵀ·Q and aᵀ·dO, 64 columns at a time.
 #pragma unroll
     for (int h = 0; h < 2 * kPanels; ++h) {
       const bool key_grad = h < kPanels;
@@ -138,8 +137,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       float acc[8][4];
       wgmma::tile_by_tile(acc, key_grad ? sdz : sa, key_grad ? sq : sdo, panel);
       if (h == 0) wgmma::fence_operands(fdz);  // the dq product is done too
-      float* out = (key_grad ? dk_acc : dv_acc) + (base + key0) * D + panel * wgmma::kPanelCols;
-      atomic_add_acc(acc, out, D, T - key0, key_grad ? a.scale : 1.f);
+      float* out = (key_grad ? dk_acc : dv_acc) + (base + k0) * D + panel * wgmma::kPanelCols;
+      atomic_add_acc(acc, out, D, T - k0, key_grad ? a.scale : 1.f, WarpKeyOrder{w});
     }
   }
   wgmma::fence_operands(acc_dq);

@@ -62,8 +62,8 @@ __global__ void __launch_bounds__(kThreads) sba_forward_kernel(StickBreakingCuda
 
   auto issue = [&](int it) {
     const int st = it & 1, k0 = (qb - it) * kChunk;
-    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
-    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
+    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0, KeyOrder{});
+    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0, KeyOrder{});
   };
   load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
   issue(0);
@@ -116,8 +116,8 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
 
   auto issue = [&](int it) {
     const int st = it % kStages, k0 = it * kChunk;
-    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0);
-    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0);
+    load_tile_async<S, kChunk, D>(sk + st * L::tile, k + int64_t(k0) * D, D, T - k0, KeyOrder{});
+    load_tile_async<S, kChunk, D>(sv + st * L::tile, v + int64_t(k0) * D, D, T - k0, KeyOrder{});
   };
   load_tile_async<S, kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
   load_tile_async<S, kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
@@ -151,19 +151,18 @@ __global__ void __launch_bounds__(kThreads) sba_backward_kernel(StickBreakingCud
     store_acc(z, sa + 16 * w * lds, lds);
     store_acc(dz, sdz + 16 * w * lds, lds);
     __syncthreads();
-    // dK and dV rows of keys k0+16w … k0+16w+15: dzᵀ·Q and aᵀ·dO.
-    const int key0 = k0 + 16 * w;
+    // dK and dV rows 16w … 16w+15 of the block's keys in KeyOrder: dzᵀ·Q and aᵀ·dO.
     {
       float acc[NTD][4];
       zero(acc);
       mma_ss<BLayout::KN, true, NTD, 4>(acc, sdz + 16 * w, lds, sq, ld);
-      atomic_add_acc(acc, dk_acc + (base + key0) * D, D, T - key0, a.scale);
+      atomic_add_acc(acc, dk_acc + (base + k0) * D, D, T - k0, a.scale, WarpKeyOrder{w});
     }
     {
       float acc[NTD][4];
       zero(acc);
       mma_ss<BLayout::KN, true, NTD, 4>(acc, sa + 16 * w, lds, sdo, ld);
-      atomic_add_acc(acc, dv_acc + (base + key0) * D, D, T - key0);
+      atomic_add_acc(acc, dv_acc + (base + k0) * D, D, T - k0, 1.f, WarpKeyOrder{w});
     }
     if constexpr (kStages == 1) {
       __syncthreads();

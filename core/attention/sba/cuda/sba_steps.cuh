@@ -1,7 +1,8 @@
 // The per-element steps of the stick-breaking kernels (sba_kernels.cu: mma.sync, any GPU;
 // sba_hopper.cuh: wgmma, sm_90a), on the warp's 16 query rows × 64 keys of one key block in the
-// accumulator layout of tiles.cuh: the logits' sigmoid terms, the row prefix and suffix sums, and the
-// forward's and backward's whole step from the products q·k, dO·v to the weights and gradients.
+// accumulator layout of tiles.cuh: the key order of the K and V tiles, the logits' sigmoid terms, the
+// row prefix and suffix sums, and the forward's and backward's whole step from the products q·k, dO·v
+// to the weights and gradients.
 // Logits and softplus sums are in log₂ units (·log₂e), so each weight is one 2ˣ: with u = z·log₂e,
 // log₂ a_ij = log₂σ(z_ij) − Σ_{j<k≤i} log₂(1 + 2^u_ik) = u_ij − Σ_{j≤k≤i} log₂(1 + 2^u_ik), since
 // log₂σ(z) = u − log₂(1 + 2ᵘ): the steps take inclusive sums of the softplus terms and never form log₂σ.
@@ -12,6 +13,23 @@
 namespace pathbench::cuda::sba {
 
 using namespace tiles;
+
+// The kernels store a key block's K and V rows in the order that gives each thread of a quad 16
+// consecutive keys of every product row: accumulator column c = 8n + 2t + b (tile n, thread t of the
+// quad, b = 0, 1) holds key 16t + 2n + b, so the row sums below run along a thread's own registers
+// and meet across the quad only once. Tile row r of K and V holds key KeyOrder{}(r) of the block;
+// products over the keys (o += a V, dq += dz K) need nothing else, products whose rows are keys (dK,
+// dV) write row r to key KeyOrder{}(r).
+struct KeyOrder {
+  __device__ constexpr int operator()(int c) const { return 16 * ((c >> 1) & 3) + 2 * (c >> 3) + (c & 1); }
+};
+// The same for the 16 rows of warp w's part of a [64 keys, ·] product (rows 16w …).
+struct WarpKeyOrder {
+  int w;
+  __device__ int operator()(int r) const { return KeyOrder{}(16 * w + r); }
+};
+// The key (0..63 in its block) of accumulator element e of tile n.
+__device__ __forceinline__ int acc_key(int n, int e) { return 16 * (lane_id() % 4) + 2 * n + (e & 1); }
 
 // log₂(1 + 2ᵘ) = softplus(z)·log₂e and σ(z) for u = z·log₂e, from one 2ˣ and one log₂(1 + t).
 // bf16 storage (kApprox) takes the hardware's approximate log₂ and reciprocal, whose errors
@@ -40,7 +58,7 @@ __device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4],
     for (int e = 0; e < 4; ++e) {
       const float u = z[n][e] * scale2;
       const SigmoidTerms st = sigmoid_terms<kApprox>(u);
-      const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+      const int i = row0 + acc_row(e), j = k0 + acc_key(n, e);
       const bool visible = !kMasked || (j <= i && i < T);
       sp[n][e] = visible ? st.softplus : 0.f;
       z[n][e] = visible ? u : -INFINITY;
@@ -48,11 +66,12 @@ __device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4],
     }
 }
 
-// For each of the thread's two rows, an inclusive sum across the 64 columns of the block (the quad's
-// threads hold columns 2t, 2t+1 of each 8-column tile), from a start value: out = start + Σ of v over
-// the column itself and those to its right (kSuffix) or to its left; total = the row's sum of v
-// (without start). Each 8-column tile takes two butterfly shuffles, which give the quad's inclusive
-// scan and the tile's total together.
+// For each of the thread's two rows, an inclusive sum across the block's 64 keys (KeyOrder: thread t
+// of the quad holds keys 16t … 16t+15, key 16t + 2n + b in v[n][2r + b]), from a start value:
+// out = start + Σ of v over the key itself and those after it (kSuffix) or before it; total = the
+// row's sum of v (without start), the same in each thread of the quad. A running sum over the
+// thread's own 16 keys, then two butterfly shuffles for the sum of the threads before this one in
+// the scan and the row's total.
 template <bool kSuffix>
 __device__ __forceinline__ void row_inclusive_sums(const float (&v)[8][4], const float (&start)[2],
                                                    float (&out)[8][4], float (&total)[2]) {
@@ -60,28 +79,25 @@ __device__ __forceinline__ void row_inclusive_sums(const float (&v)[8][4], const
   // 1 where the butterfly partner (lane t ^ 1, then the pair t ^ 2) comes before this thread in the scan
   const float before1 = (kSuffix ? !(t & 1) : (t & 1)) ? 1.f : 0.f;
   const float before2 = (kSuffix ? !(t & 2) : (t & 2)) ? 1.f : 0.f;
-  constexpr int near = kSuffix ? 1 : 0;  // of the thread's two columns, the one nearer the sum's start
-  constexpr int far = 1 - near;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float passed = start[r], sum = 0.f;  // start plus the tiles already passed; those tiles alone
+    float run = 0.f;  // the thread's keys passed so far
 #pragma unroll
-    for (int step = 0; step < 8; ++step) {
-      const int n = kSuffix ? 7 - step : step;
-      const float pair = v[n][2 * r] + v[n][2 * r + 1];
-      float y = __shfl_xor_sync(kFullMask, pair, 1);
-      float x = fmaf(y, before1, pair);  // the pairs of this thread and those before it in the scan
-      float tile = pair + y;
-      y = __shfl_xor_sync(kFullMask, tile, 2);
-      x = fmaf(y, before2, x);
-      tile += y;
-      const float through = passed + x;  // start, the tiles passed, and the quad's pairs up to this one
-      out[n][2 * r + far] = through;
-      out[n][2 * r + near] = through - v[n][2 * r + far];
-      passed += tile;
-      sum += tile;
+    for (int step = 0; step < 16; ++step) {
+      const int key = kSuffix ? 15 - step : step;  // 16t + key
+      run += v[key >> 1][2 * r + (key & 1)];
+      out[key >> 1][2 * r + (key & 1)] = run;
     }
-    total[r] = sum;
+    const float y1 = __shfl_xor_sync(kFullMask, run, 1);
+    const float pair = run + y1;  // the sum of threads t and t ^ 1
+    const float y2 = __shfl_xor_sync(kFullMask, pair, 2);
+    total[r] = pair + y2;
+    const float offset = start[r] + fmaf(y2, before2, before1 * y1);
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      out[n][2 * r] += offset;
+      out[n][2 * r + 1] += offset;
+    }
   }
 }
 
@@ -217,7 +233,7 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
   for (int n = 0; n < 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int i = row0 + acc_row(e), j = k0 + acc_col(n, e);
+      const int i = row0 + acc_row(e), j = k0 + acc_key(n, e);
       const bool visible = !kMasked || (j <= i && i < T);
       // g·σ(−z) − σ(z)·Σ_{j'<j} g = g − σ(z)·Σ_{j'≤j} g
       dz[n][e] = visible ? fmaf(-sig[n][e], after[n][e], dpv[n][e]) : 0.f;
