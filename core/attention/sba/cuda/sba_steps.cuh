@@ -31,25 +31,41 @@ struct WarpKeyOrder {
 // The key (0..63 in its block) of accumulator element e of tile n.
 __device__ __forceinline__ int acc_key(int n, int e) { return 16 * (lane_id() % 4) + 2 * n + (e & 1); }
 
-// log₂(1 + 2ᵘ) = softplus(z)·log₂e and σ(z) for u = z·log₂e, from one 2ˣ and one log₂(1 + t).
-// bf16 storage (kApprox) takes the hardware's approximate log₂ and reciprocal, whose errors
-// (≈ 2⁻²² absolute) lie far below bf16's rounding; fp32 keeps the accurate log1p and division.
+// log₂(1 + 2ᵘ) = softplus(z)·log₂e for u = z·log₂e, from t = 2^(−|u|) and log₂(1 + t): the
+// forward's term. bf16 storage (kApprox) takes the hardware's approximate 2ˣ and log₂, whose errors
+// (≈ 2⁻²² absolute) lie far below bf16's rounding; fp32 keeps the accurate log1p.
+template <bool kApprox>
+__device__ __forceinline__ float softplus_term(float u) {
+  const float t = exp2_ftz(-fabsf(u));
+  return fmaxf(u, 0.f) + (kApprox ? log2_ftz(1.f + t) : log1pf(t) * kLog2e);
+}
+
+// The backward's terms: the softplus and σ(z). bf16 (kApprox) forms both from e = 2⁻ᵘ, softplus =
+// u + log₂(1 + e) and σ = 1/(1 + e) (the approximate reciprocal), with no branch on the sign of u (u
+// held above −126 so that e stays finite; the softplus of such u is below 2⁻¹²⁶ either way). Its
+// softplus carries up to an ulp of |u| where u < 0: a float32 model of 2,000 far-reaching keys puts
+// the weights' error at 2.5·10⁻⁶ (10⁻⁶ for softplus_term's form), far below bf16's rounding. fp32
+// keeps t = 2^(−|u|), the accurate log1p and division.
 struct SigmoidTerms {
   float softplus, sigmoid;
 };
 template <bool kApprox>
 __device__ __forceinline__ SigmoidTerms sigmoid_terms(float u) {
-  const float t = exp2_ftz(-fabsf(u));
-  const float l = kApprox ? log2_ftz(1.f + t) : log1pf(t) * kLog2e;
-  const float r = kApprox ? rcp_ftz(1.f + t) : 1.f / (1.f + t);
-  return {fmaxf(u, 0.f) + l, u >= 0.f ? r : t * r};
+  if constexpr (kApprox) {
+    const float held = fmaxf(u, -126.f), e = exp2_ftz(-held);
+    return {held + log2_ftz(1.f + e), rcp_ftz(1.f + e)};
+  } else {
+    const float t = exp2_ftz(-fabsf(u));
+    const float r = 1.f / (1.f + t);
+    return {fmaxf(u, 0.f) + log1pf(t) * kLog2e, u >= 0.f ? r : t * r};
+  }
 }
 
 // The warp's 16 × 64 products q·k become u = q·k·scale2 (z·log₂e for z = s·q·k) in place;
-// sp ← log₂(1 + 2ᵘ), sig ← σ(z).
+// sp ← log₂(1 + 2ᵘ), and for the backward (kSigmoid) sig ← σ(z).
 // kMasked (the diagonal block, or a block with rows past T): keys right of the query, and rows past
 // T, get u = −∞ (no weight) and sp = 0. Other blocks need no test.
-template <bool kApprox, bool kMasked>
+template <bool kApprox, bool kMasked, bool kSigmoid>
 __device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4], float (&sig)[8][4], float scale2,
                                             int row0, int k0, int T) {
 #pragma unroll
@@ -57,12 +73,18 @@ __device__ __forceinline__ void stick_terms(float (&z)[8][4], float (&sp)[8][4],
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float u = z[n][e] * scale2;
-      const SigmoidTerms st = sigmoid_terms<kApprox>(u);
+      float softplus;
+      if constexpr (kSigmoid) {
+        const SigmoidTerms st = sigmoid_terms<kApprox>(u);
+        softplus = st.softplus;
+        sig[n][e] = st.sigmoid;
+      } else {
+        softplus = softplus_term<kApprox>(u);
+      }
       const int i = row0 + acc_row(e), j = k0 + acc_key(n, e);
       const bool visible = !kMasked || (j <= i && i < T);
-      sp[n][e] = visible ? st.softplus : 0.f;
+      sp[n][e] = visible ? softplus : 0.f;
       z[n][e] = visible ? u : -INFINITY;
-      sig[n][e] = st.sigmoid;
     }
 }
 
@@ -151,9 +173,9 @@ __device__ __forceinline__ void forward_weights(float (&z)[8][4], ForwardRows& r
                                                 int row0, int k0, int T) {
   float sp[8][4], unused[8][4], after[8][4], total[2];  // unused: σ (the backward's)
   if (masked)
-    stick_terms<kApprox, true>(z, sp, unused, scale2, row0, k0, T);
+    stick_terms<kApprox, true, false>(z, sp, unused, scale2, row0, k0, T);
   else
-    stick_terms<kApprox, false>(z, sp, unused, scale2, row0, k0, T);
+    stick_terms<kApprox, false, false>(z, sp, unused, scale2, row0, k0, T);
   row_inclusive_sums<true>(sp, rows.carry, after, total);  // after: the carry, the key and those to its right
 #pragma unroll
   for (int n = 0; n < 8; ++n)
@@ -211,7 +233,7 @@ __device__ __forceinline__ void backward_weights_and_gradients(float (&z)[8][4],
                                                                float (&dz)[8][4], BackwardRows& rows, float scale2,
                                                                int row0, int k0, int T) {
   float sig[8][4], after[8][4], total[2];
-  stick_terms<kApprox, kMasked>(z, dz, sig, scale2, row0, k0, T);  // dz holds the softplus terms first
+  stick_terms<kApprox, kMasked, true>(z, dz, sig, scale2, row0, k0, T);  // dz holds the softplus terms first
   row_inclusive_sums<true>(dz, {0.f, 0.f}, after, total);  // after: the key and those to its right
   // later ← the softplus sum of the blocks right of this one.
   float right[2];
