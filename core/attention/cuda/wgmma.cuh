@@ -68,16 +68,16 @@ struct ForwardTiles {
 };
 
 // Starts copying rows 0..ROWS−1 (COLS elements each, global row stride ld) into a swizzled tile, tile
-// row r from global row row_of(r); rows at or past `valid` are zeros. The whole block calls it;
-// commit/wait as for tiles.cuh's loads.
-template <int ROWS, int COLS, typename RowMap = tiles::SameRow>
+// row r from global row row_of(r); rows at or past `valid` are zeros. The whole block (NTHREADS
+// threads) calls it; commit/wait as for tiles.cuh's loads.
+template <int ROWS, int COLS, int NTHREADS = tiles::kThreads, typename RowMap = tiles::SameRow>
 __device__ __forceinline__ void load_tile_async(bf16* smem, const bf16* gmem, int64_t ld, int valid,
                                                 RowMap row_of = {}) {
   static_assert(COLS % kPanelCols == 0, "swizzled tiles are whole 64-column panels");
   constexpr int kGranules = COLS / 8;
   const int last = valid > 0 ? valid - 1 : 0;
   unsigned char* base = reinterpret_cast<unsigned char*>(smem);
-  for (int i = int(threadIdx.x); i < ROWS * kGranules; i += tiles::kThreads) {
+  for (int i = int(threadIdx.x); i < ROWS * kGranules; i += NTHREADS) {
     const int r = i / kGranules, c = (i % kGranules) * 8, g = row_of(r);
     const bf16* src = gmem + int64_t(g < valid ? g : last) * ld + c;
     tiles::cp_async16(base + swizzled_offset(ROWS, r, c), src, g < valid ? 16 : 0);

@@ -1,11 +1,11 @@
 // Stick-breaking attention on Hopper (sm_90a, bf16, D = 64 or 128): the algorithm of sba_kernels.cu —
-// one block per 64 query rows, the forward scanning key blocks from the diagonal leftwards until the
-// weights vanish, the backward in one pass from the forward's leftmost key block rightwards with dq
-// in registers and dk, dv added by atomics — with
-// every product a warpgroup product (wgmma.cuh) over swizzled tiles: z = Q Kᵀ and dO Vᵀ (both
-// operands K-major), o += a V and dq += dz K (a, dz from registers; V, K N-major), dK = dzᵀ Q and
-// dV = aᵀ dO (dz, a through shared memory, M-major; Q, dO N-major). The per-element steps are
-// sba_steps.cuh's, shared with the portable kernels.
+// the forward one block per 64 query rows, scanning key blocks from the diagonal leftwards until the
+// weights vanish; the backward one block of two warpgroups per 128 query rows (two query blocks), in
+// one pass from the leftmost key block either needs rightwards, dq in registers and dk, dv added by
+// atomics once per 128 queries — with every product a warpgroup product (wgmma.cuh) over swizzled
+// tiles: z = Q Kᵀ and dO Vᵀ (both operands K-major), o += a V and dq += dz K (a, dz from registers;
+// V, K N-major), dK = dzᵀ Q and dV = aᵀ dO (dz, a through shared memory, M-major; Q, dO N-major).
+// The per-element steps are sba_steps.cuh's, shared with the portable kernels.
 #pragma once
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/cuda/wgmma.cuh"
@@ -14,13 +14,15 @@
 
 namespace pathbench::cuda::sba {
 
+constexpr int kPairThreads = 2 * kThreads;  // the backward's two warpgroups
+
 template <int D>
 struct SbaHopperLayout {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D);              // a swizzled [64, D] tile
   static constexpr int square = wgmma::tile_bytes(kChunk, kChunk);       // a swizzled [64, 64] tile
   static constexpr size_t forward_bytes = wgmma::ForwardTiles<D>::bytes + wgmma::kSwizzleBytes;  // Q + 2 × (K, V)
-  // Q, dO, 2 × (K, V), then the weights a and dz [64 queries, 64 keys]
-  static constexpr size_t backward_bytes = 6 * tile + 2 * square + wgmma::kSwizzleBytes;
+  // the backward's 128 query rows: 2 × (Q, dO), 2 × (K, V), then 2 × (a, dz) [64 queries, 64 keys]
+  static constexpr size_t backward_bytes = 8 * tile + 4 * square + wgmma::kSwizzleBytes;
 };
 
 template <int D>
@@ -69,8 +71,36 @@ __global__ void __launch_bounds__(kThreads, 2)
 #endif
 }
 
+// The backward's block: 128 query rows, two 64-row query blocks of slice blockIdx.y (pairs counted
+// from the last, longest rows first), warpgroup wg taking query block 2·pair + wg, warp w of it rows
+// 16w … 16w+15. The second query block is absent where the slice has an odd number of them.
+struct QueryBlockPair {
+  int T, blocks, pair, wg, qb, q0, row0, last;
+  int64_t base;       // the slice's first row in [BH, T, ·] tensors
+  bool rows_exist;    // this warpgroup's query block lies within the slice
+  bool masked_rows;   // its rows reach past T
+  __device__ explicit QueryBlockPair(int64_t length)
+      : T(int(length)),
+        blocks((T + kChunk - 1) / kChunk),
+        pair((blocks + 1) / 2 - 1 - int(blockIdx.x)),
+        wg(warp_id() / 4),
+        qb(2 * pair + wg),
+        q0(qb * kChunk),
+        row0(q0 + 16 * (warp_id() % 4)),
+        last(min(2 * pair + 1, blocks - 1)),
+        base(int64_t(blockIdx.y) * T),
+        rows_exist(qb < blocks),
+        masked_rows(q0 + kChunk > T) {}
+};
+
+// One pass over key blocks from the pair's first (the leftmost of its two query blocks' first) to
+// its last: each warpgroup recomputes a and dz of its own 64 rows (a warpgroup whose block the key
+// block lies left of its first or right of its diagonal stores zeros instead) with dq in registers;
+// after one barrier warpgroup 0 forms dK = dzᵀ·Q and warpgroup 1 dV = aᵀ·dO over all 128 queries and
+// adds them with atomics into zeroed fp32 dk_acc, dv_acc. Against a block per query block this loads
+// each K, V tile once per 128 queries and adds each key block's dk, dv once per 128 queries.
 template <int D>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kPairThreads, 1)
     sba_backward_hopper_kernel(StickBreakingCudaArgs<bf16> a, SavedSums saved, const bf16* d_o, bf16* dq,
                                float* dk_acc, float* dv_acc) {
 #if PATHBENCH_SM90A_DEVICE
@@ -78,15 +108,17 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int NTD = D / 8, kPanels = D / wgmma::kPanelCols;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
-  bf16* sq = reinterpret_cast<bf16*>(smem);                                                   // [64, D]
-  bf16* sdo = reinterpret_cast<bf16*>(smem + L::tile);                                        // [64, D]
-  auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (2 + st) * L::tile); };  // [2][64, D]
-  auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (4 + st) * L::tile); };  // [2][64, D]
-  bf16* sa = reinterpret_cast<bf16*>(smem + 6 * L::tile);                 // [64 queries, 64 keys] a
-  bf16* sdz = reinterpret_cast<bf16*>(smem + 6 * L::tile + L::square);   // [64 queries, 64 keys] dz
+  // [2][64, D] each: the pair's two query blocks' Q and dO rows, and two stages of K and V
+  auto sq = [smem](int half) { return reinterpret_cast<bf16*>(smem + half * L::tile); };
+  auto sdo = [smem](int half) { return reinterpret_cast<bf16*>(smem + (2 + half) * L::tile); };
+  auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (4 + st) * L::tile); };
+  auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (6 + st) * L::tile); };
+  // [2][64 queries, 64 keys] each: the two query blocks' weights a and their gradients dz
+  auto sa = [smem](int half) { return reinterpret_cast<bf16*>(smem + 8 * L::tile + half * L::square); };
+  auto sdz = [smem](int half) { return reinterpret_cast<bf16*>(smem + 8 * L::tile + (2 + half) * L::square); };
 
-  const QueryBlock blk(a.length);
-  const int T = blk.T, qb = blk.qb, q0 = blk.q0, row0 = blk.row0, w = warp_id();
+  const QueryBlockPair blk(a.length);
+  const int T = blk.T, qb = blk.qb, row0 = blk.row0, wg = blk.wg, w = warp_id() % 4;
   const int64_t base = blk.base;
   const bf16* k = a.k + base * D;
   const bf16* v = a.v + base * D;
@@ -94,50 +126,74 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   auto issue = [&](int it) {
     const int st = it & 1, k0 = it * kChunk;
-    wgmma::load_tile_async<kChunk, D>(sk(st), k + int64_t(k0) * D, D, T - k0, KeyOrder{});
-    wgmma::load_tile_async<kChunk, D>(sv(st), v + int64_t(k0) * D, D, T - k0, KeyOrder{});
+    wgmma::load_tile_async<kChunk, D, kPairThreads>(sk(st), k + int64_t(k0) * D, D, T - k0, KeyOrder{});
+    wgmma::load_tile_async<kChunk, D, kPairThreads>(sv(st), v + int64_t(k0) * D, D, T - k0, KeyOrder{});
   };
-  wgmma::load_tile_async<kChunk, D>(sq, a.q + (base + q0) * D, D, T - q0);
-  wgmma::load_tile_async<kChunk, D>(sdo, d_o + (base + q0) * D, D, T - q0);
-  const int first = saved.first_block_of(qb);  // the blocks before it hold no weight
-  issue(first);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {  // an absent query block's tiles are zeros
+    const int r0 = (2 * blk.pair + half) * kChunk;
+    const int64_t at = base + min(r0, T - 1);
+    wgmma::load_tile_async<kChunk, D, kPairThreads>(sq(half), a.q + at * D, D, T - r0);
+    wgmma::load_tile_async<kChunk, D, kPairThreads>(sdo(half), d_o + at * D, D, T - r0);
+  }
+  const int pair_first = 2 * blk.pair + 1 < blk.blocks
+                             ? min(saved.first_block_of(2 * blk.pair), saved.first_block_of(2 * blk.pair + 1))
+                             : saved.first_block_of(2 * blk.pair);
+  // the blocks before a query block's first hold no weight of its rows; an absent block has none
+  const int own_first = blk.rows_exist ? saved.first_block_of(qb) : blk.last + 1;
+  issue(pair_first);
   cp_async_commit();
 
   BackwardRows rows = backward_rows<D>(a, saved, d_o, base, row0);
   float acc_dq[NTD][4];
   zero(acc_dq);
-  for (int it = first; it <= qb; ++it) {
-    wgmma::next_stage(it < qb, [&] { issue(it + 1); });
+  for (int it = pair_first; it <= blk.last; ++it) {
+    wgmma::next_stage(it < blk.last, [&] { issue(it + 1); });
     const int st = it & 1, k0 = it * kChunk;
     const bf16* tk = sk(st);
-    float z[8][4], dpv[8][4], dz[8][4];
-    wgmma::rows_by_rows<D>(z, sq, tk, dpv, sdo, sv(st));
-    // z ← a, dpv ← g, dz ← the gradient of z; kMasked: the diagonal block, or rows past T.
-    if (it == qb || blk.masked_rows)
-      backward_weights_and_gradients<true, true>(z, dpv, dz, rows, scale2, row0, k0, T);
-    else
-      backward_weights_and_gradients<true, false>(z, dpv, dz, rows, scale2, row0, k0, T);
-    // dq += dz K (dz from registers).
+    const bool active = it >= own_first && it <= qb;  // uniform across the warpgroup
     Frag16<bf16> fdz[4];
-    wgmma::to_fragments(fdz, dz);
-    wgmma::fence_operands(acc_dq);
-    wgmma::arrive();
-    wgmma::issue_regs_by_tile<D>(acc_dq, fdz, tk);
-    wgmma::commit();
-    // a and dz to shared memory (the product above reads registers and K only).
-    wgmma::store_acc<kChunk>(z, sa, 16 * w);
-    wgmma::store_acc<kChunk>(dz, sdz, 16 * w);
+    if (active) {
+      float z[8][4], dpv[8][4], dz[8][4];
+      wgmma::rows_by_rows<D>(z, sq(wg), tk, dpv, sdo(wg), sv(st));
+      // z ← a, dpv ← g, dz ← the gradient of z; kMasked: the diagonal block, or rows past T.
+      if (it == qb || blk.masked_rows)
+        backward_weights_and_gradients<true, true>(z, dpv, dz, rows, scale2, row0, k0, T);
+      else
+        backward_weights_and_gradients<true, false>(z, dpv, dz, rows, scale2, row0, k0, T);
+      // dq += dz K (dz from registers).
+      wgmma::to_fragments(fdz, dz);
+      wgmma::fence_operands(acc_dq);
+      wgmma::arrive();
+      wgmma::issue_regs_by_tile<D>(acc_dq, fdz, tk);
+      wgmma::commit();
+      // a and dz to shared memory (the product above reads registers and K only).
+      wgmma::store_acc<kChunk>(z, sa(wg), 16 * w);
+      wgmma::store_acc<kChunk>(dz, sdz(wg), 16 * w);
+    } else {
+      float none[8][4];
+      zero(none);
+      wgmma::store_acc<kChunk>(none, sa(wg), 16 * w);
+      wgmma::store_acc<kChunk>(none, sdz(wg), 16 * w);
+    }
     wgmma::fence_shared_for_tensor_cores();
     __syncthreads();
-    // dK and dV rows 16w … 16w+15 of the block's keys in KeyOrder: dzᵀ·Q and aᵀ·dO, 64 columns at a time.
+    // Rows 16w … 16w+15 of the block's keys in KeyOrder, 64 columns at a time, over both query
+    // blocks: warpgroup 0 dK = dzᵀ·Q, warpgroup 1 dV = aᵀ·dO.
+    const bool key_grad = wg == 0;
 #pragma unroll
-    for (int h = 0; h < 2 * kPanels; ++h) {
-      const bool key_grad = h < kPanels;
-      const int panel = key_grad ? h : h - kPanels;
+    for (int h = 0; h < kPanels; ++h) {
       float acc[8][4];
-      wgmma::tile_by_tile(acc, key_grad ? sdz : sa, key_grad ? sq : sdo, panel);
-      if (h == 0) wgmma::fence_operands(fdz);  // the dq product is done too
-      float* out = (key_grad ? dk_acc : dv_acc) + (base + k0) * D + panel * wgmma::kPanelCols;
+      wgmma::arrive();
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        wgmma::issue_tile_by_tile(acc, key_grad ? sdz(half) : sa(half), key_grad ? sq(half) : sdo(half), h, 0,
+                                  half > 0);
+      wgmma::commit();
+      wgmma::wait<0>();
+      wgmma::fence_operands(acc);
+      if (h == 0 && active) wgmma::fence_operands(fdz);  // the dq product is done too
+      float* out = (key_grad ? dk_acc : dv_acc) + (base + k0) * D + h * wgmma::kPanelCols;
       atomic_add_acc(acc, out, D, T - k0, key_grad ? a.scale : 1.f, WarpKeyOrder{w});
     }
   }
@@ -147,7 +203,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
     for (int h = 0; h < kPanels; ++h) {
       float acc[8][4];
-      wgmma::load_acc<kChunk>(acc, sdo, 16 * w, h * wgmma::kPanelCols);
+      wgmma::load_acc<kChunk>(acc, sdo(wg), 16 * w, h * wgmma::kPanelCols);
       remainder_weights(acc, rows);
       atomic_add_acc(acc, dv_acc + (base + row0) * D + h * wgmma::kPanelCols, D, T - row0);
     }

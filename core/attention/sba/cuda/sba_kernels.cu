@@ -207,7 +207,8 @@ int64_t saved_blocks(const StickBreakingCudaArgs<S>& a) {
 template <typename S>
 SavedSums saved_sums(const StickBreakingCudaArgs<S>& a, Workspace saved) {
   float* sums = static_cast<float*>(saved.data);
-  return {sums, sums + saved_rows(a), reinterpret_cast<int*>(sums + 2 * saved_rows(a))};
+  return {sums, sums + saved_rows(a), reinterpret_cast<int*>(sums + 2 * saved_rows(a)),
+          int((a.length + kChunk - 1) / kChunk)};
 }
 
 }  // namespace
@@ -253,12 +254,14 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, Workspace saved,
   float* dv_acc = staged ? w.dv_acc : reinterpret_cast<float*>(dv);
   check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
   check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
-  const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
+  const int64_t query_blocks = (a.length + kChunk - 1) / kChunk;
+  const dim3 grid(unsigned(query_blocks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (wgmma::kHasHopperForm<S, D>) {
-      if (choose_hopper_form())
-        return launch_kernel(sba_backward_hopper_kernel<D>, grid, SbaHopperLayout<D>::backward_bytes, stream,
-                             "sba_backward_hopper_kernel", a, sums, d_o, dq, dk_acc, dv_acc);
+      if (choose_hopper_form())  // a block per two query blocks
+        return launch_kernel_threads(sba_backward_hopper_kernel<D>, dim3(unsigned((query_blocks + 1) / 2), grid.y),
+                                     kPairThreads, SbaHopperLayout<D>::backward_bytes, stream,
+                                     "sba_backward_hopper_kernel", a, sums, d_o, dq, dk_acc, dv_acc);
     }
     using L = SbaLayout<S, D>;
     launch_kernel(sba_backward_kernel<S, D>, grid, L::backward_bytes(L::backward_stages), stream,

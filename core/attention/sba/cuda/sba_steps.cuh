@@ -148,9 +148,9 @@ struct SavedSums {
   float* hi;
   float* lo;
   int* first_block;
-  // The first key block of query block qb of this kernel block's slice (blockIdx.y; the grid has a
-  // column of gridDim.x query blocks per slice).
-  __device__ int& first_block_of(int qb) const { return first_block[int64_t(blockIdx.y) * gridDim.x + qb]; }
+  int query_blocks;  // ⌈T/64⌉, a slice's query blocks
+  // The first key block of query block qb of this kernel block's slice (blockIdx.y).
+  __device__ int& first_block_of(int qb) const { return first_block[int64_t(blockIdx.y) * query_blocks + qb]; }
 };
 
 // A softplus sum (log₂ units) past which every weight further left lies below 2⁻¹²⁸, under float's
