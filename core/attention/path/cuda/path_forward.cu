@@ -16,7 +16,7 @@ using namespace tiles;
 // Its outputs that only the backward reads (A⁻¹ and M) are stored only when the workspace is kept
 // for a backward (ws.for_backward); the forward reads the moved queries and keys, Y, Xᵀ W and the
 // chunk's own logits. X, strict_lower(W Kᵀ) and tril(Q Wᵀ) are not stored: the backward forms them
-// again (a scaling and two products against 24 KB of stores and loads a chunk at bf16).
+// again (a scaling and two products against 32 KB of stores and 32 KB of loads a chunk at bf16).
 
 // Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
 // two blocks fit per multiprocessor at D = 128 and three at D ≤ 64 in bf16): Y takes the Gram
