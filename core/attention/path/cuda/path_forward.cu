@@ -13,9 +13,10 @@ namespace {
 using namespace tiles;
 
 // ---- prep: one block per chunk ---------------------------------------------------------------------
-// Its outputs that only the backward reads (A⁻¹, X, strict_lower(W Kᵀ), M, tril(Q Wᵀ))
-// are stored only when the workspace is kept for a backward (ws.for_backward); the forward reads
-// the moved queries and keys, Y, Xᵀ W and the chunk's own logits.
+// Its outputs that only the backward reads (A⁻¹ and M) are stored only when the workspace is kept
+// for a backward (ws.for_backward); the forward reads the moved queries and keys, Y, Xᵀ W and the
+// chunk's own logits. X, strict_lower(W Kᵀ) and tril(Q Wᵀ) are not stored: the backward forms them
+// again (a scaling and two products against 32 KB of stores and 32 KB of loads a chunk at bf16).
 
 // Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
 // two blocks fit per multiprocessor at D = 128 and three at D ≤ 64 in bf16): Y takes the Gram
@@ -165,16 +166,13 @@ __global__ void __launch_bounds__(kThreads)
   // A⁻¹, A = I + diag(β) strict_lower(W Wᵀ), blocked; M's tile (X_lo's until M is formed) is free
   // until the conversion below and holds the solve's scratch.
   unit_lower_inverse(sm.g, ldf, sm.beta, sm.x, ldf, reinterpret_cast<float*>(sm.mm));
-  // X = A⁻¹ diag(β): in place for fp32, as X_hi, X_lo for bf16. The backward keeps X and A⁻¹ (its
+  // X = A⁻¹ diag(β): in place for fp32, as X_hi, X_lo for bf16. The backward keeps A⁻¹ (its
   // Z = A⁻ᵀ dX is then a product, not a second substitution).
   for (int i = 2 * int(threadIdx.x); i < kChunk * kChunk; i += 2 * kThreads) {  // columns c, c + 1 of row r
     const int r = i / kChunk, c = i % kChunk;
     const float2 inv = load_pair(sm.x + r * ldf + c);
     const float x0 = inv.x * sm.beta[c], x1 = inv.y * sm.beta[c + 1];
-    if (ws.for_backward) {
-      store_split_pair(ws.ainv + cc + i, ws.ainvlo + cc + i, inv.x, inv.y);
-      store_split_pair(ws.xs + cc + i, ws.xlo + cc + i, x0, x1);
-    }
+    if (ws.for_backward) store_split_pair(ws.ainv + cc + i, ws.ainvlo + cc + i, inv.x, inv.y);
     if constexpr (kInPlace<S>)
       store_pair(sm.x + r * ldf + c, x0, x1);
     else
@@ -202,7 +200,6 @@ __global__ void __launch_bounds__(kThreads)
     mma_ss<BLayout::NK, false, 8, KTD>(sl, sm.w + r0 * ld, ld, sm.k, ld);
     mask_acc(sl, r0, [](int i, int j) { return j < i; });
     store_acc(sl, sm.sl + r0 * ldc, ldc);
-    if (ws.for_backward) store_acc(sl, ws.sl + cc + r0 * kChunk, kChunk);
   }
   cp_async_wait<0>();
   __syncthreads();  // Q in place
@@ -210,7 +207,6 @@ __global__ void __launch_bounds__(kThreads)
   zero(qw);
   mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
   mask_acc(qw, r0, [](int i, int j) { return j <= i; });
-  if (ws.for_backward) store_acc(qw, ws.qw + cc + r0 * kChunk, kChunk);
   __syncthreads();
   {  // M = X strict_lower(W Kᵀ); bf16: M's rows replace the X_lo rows this warp alone has read
     float m[8][4];

@@ -71,10 +71,12 @@ __device__ __forceinline__ void local_probabilities(float (&p)[8][4], float (&ds
 
 // ---- the portable kernel ------------------------------------------------------------------------
 
+// tril(Q Wᵀ) is formed here from Q and W (one product), in shared memory for fp32 as well.
 // Compact (bf16 at D = 64): eight tiles instead of eleven, 73 KB instead of 100, so three blocks fit on
 // a multiprocessor instead of two. Tiles whose uses end early take later tiles' places: dK̂ takes
 // dO's, dP takes V's (both once P and dS' are formed), Q takes K's (after dq), dQ̂ takes dQW's and
-// QWᵀ takes Y's (after dw); Q, QWᵀ and dQ̂ then load when their places free up instead of at the start.
+// QWᵀ takes Y's (after dw); Q and dQ̂ then load, and QWᵀ is formed, when their places free up instead
+// of at the start.
 template <typename S, int D>
 constexpr bool kCompactLocalA = std::is_same_v<S, bf16> && D == 64;
 
@@ -104,7 +106,7 @@ struct LocalASmem {
       qw = y;
     } else {
       q = c.take<S>(tile_elems<S>(kChunk, D));
-      qw = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+      qw = c.take<S>(tile_elems<S>(kChunk, kChunk));
       dpm = c.take<S>(staged_bytes<S>(D, D) / sizeof(S));
       dqh = v;
     }
@@ -129,7 +131,13 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t cc = (bh * nch + b) * kChunk * kChunk;
   const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
   auto load_q = [&] { load_tile_async<S, kChunk, D>(sm.q, a.q + (base + b0) * D, D, valid); };
-  auto load_qw = [&] { return workspace_tile<S, kChunk, kChunk>(sm.qw, ws.qw + cc); };
+  auto form_qw = [&] {  // tril(Q Wᵀ), this warp's rows (Q and W in place; a barrier must follow)
+    float acc[8][4];
+    zero(acc);
+    mma_ss<BLayout::NK, false, 8, KTD>(acc, sm.q + r0 * ld, ld, sm.w, ld);
+    mask_acc(acc, r0, [](int i, int j) { return j <= i; });
+    store_acc(acc, sm.qw + r0 * lds, lds);
+  };
 
   load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
@@ -137,12 +145,13 @@ __global__ void __launch_bounds__(kThreads)
   load_tile_async<S, kChunk, D>(sm.dout, d_o + (base + b0) * D, D, valid);
   const TileRef<S> y = workspace_tile<S, kChunk, D>(sm.y, ws.y + prow * D);
   const TileRef<S> mm = workspace_tile<S, kChunk, kChunk>(sm.mm, ws.mm + cc);
-  TileRef<S> qw{};
-  if constexpr (!kCompact) load_q(), qw = load_qw();
+  const TileRef<S> qw{sm.qw, lds};
+  if constexpr (!kCompact) load_q();
   cp_async_commit();
   sm.rows.load(lse, ws.delta, gate, base, b0, valid);
   cp_async_wait<0>();
   __syncthreads();
+  if constexpr (!kCompact) form_qw();  // read after the barriers below
 
   // The chunk's own logits: P and dS' = s·P ∘ (dP − δ) for rows r0 … r0+15.
   float p[8][4], ds[8][4];
@@ -223,10 +232,8 @@ __global__ void __launch_bounds__(kThreads)
     key_gradient();
     w_gradient();
     __syncthreads();  // Y and dQW are no longer read: QWᵀ and dQ̂ take their places
-    qw = load_qw();
-    cp_async_commit();
+    form_qw();
     dqh = float_tile<S, kChunk, D, kThreads, 2>(sm.dqh, ws.dqh + prow * D);  // 2 float4 in flight: 130 registers, not 193
-    cp_async_wait<0>();
     __syncthreads();
     factor_gradients();
   } else {

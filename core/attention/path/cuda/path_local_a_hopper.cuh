@@ -17,8 +17,8 @@ inline constexpr bool kLocalAHopperForm = wgmma::kHasHopperForm<S, D> && D == 64
 // Byte offsets of the swizzled tiles from the aligned start of shared memory. Tiles whose uses end
 // early give their place to later ones: Q (after dq), then dQ̂ (after dw) take K's; dP [D, D] takes
 // V's (and dO's at D = 128) and dK̂ takes dO's (its own tile at D = 128) once dV's product has read
-// dO; dQW takes P's after dV; tril(Q Wᵀ) takes Y's after dw. D = 64: 64 KB of tiles (three blocks
-// per multiprocessor); D = 128: 120 KB.
+// dO; dQW takes P's after dV; tril(Q Wᵀ), formed here from Q and W, takes Y's after dw. D = 64: 64 KB
+// of tiles (three blocks per multiprocessor); D = 128: 120 KB.
 template <int D>
 struct LocalAHopperLayout {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D), square = wgmma::tile_bytes(kChunk, kChunk);
@@ -143,11 +143,15 @@ __global__ void __launch_bounds__(kThreads)
     for (int h = 0; h < kPanels; ++h) wgmma::tile_by_tile(wgmma::panel(acc, h), sdqw, sq, h, 0, true);
     store_acc(acc, ws.dw_part + (prow + r0) * D, D);
   }
-  __syncthreads();  // Y, dQW and Q are no longer read: tril(Q Wᵀ) and dQ̂ take their places
-  wgmma::load_tile_async<kChunk, kChunk>(sqw, ws.qw + cc, kChunk, kChunk);
-  cp_async_commit();
+  __syncthreads();  // Y and dQW are no longer read: tril(Q Wᵀ) takes Y's place
+  {
+    float qw[8][4];
+    wgmma::rows_by_rows<D>(qw, sq, sw);
+    mask_acc(qw, r0, [](int i, int j) { return j <= i; });
+    wgmma::store_acc<kChunk>(qw, sqw, r0);
+  }
+  __syncthreads();  // Q is no longer read: dQ̂ takes its place
   wgmma::store_float_tile<kChunk, D>(sdqh, ws.dqh + prow * D);
-  cp_async_wait<0>();
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
   {  // dM = −(QWᵀ dS' + W dK̂ᵀ), rows r0 …

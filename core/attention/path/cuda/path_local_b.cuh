@@ -1,7 +1,7 @@
 // PaTH's per-chunk backward, part b, CUDA (algorithm in path_kernels.h; launched by
 // path_backward.cu): per chunk, the triangular solves' backward (dβ; A⁻ᵀ dX as a product with the
-// A⁻¹ the prep kept) and the rest of dk, dw. Here: dβ's per-element step both forms share, and the
-// portable (mma.sync) kernel; path_local_b_hopper.cuh holds the Hopper form.
+// A⁻¹ the prep kept) and the rest of dk, dw. Here: the steps both forms share (X formed again from
+// A⁻¹, dβ), and the portable (mma.sync) kernel; path_local_b_hopper.cuh holds the Hopper form.
 // Identities used (X = A⁻¹ diag β, A = I + diag(β) strict_lower(G), G = W Wᵀ):
 //   dA = −A⁻ᵀ dX Xᵀ (strict lower part), dβ_i = (A⁻ᵀ dX)_ii + Σ_j dA_ij G_ij, dG = diag(β) dA.
 #pragma once
@@ -10,6 +10,24 @@
 namespace pathbench::cuda::local_b {
 
 using namespace tiles;
+
+// X = A⁻¹ diag(β) formed again from the prep's A⁻¹ (bf16: A⁻¹_hi + A⁻¹_lo, about 16 significant bits)
+// and stored as x (bf16: X_hi and X_lo, store_split_pair). from(r, c) and to(r, c) give the element
+// offsets of entry (r, c) in the A⁻¹ and X tiles, c even (entries c and c + 1 lie side by side). The
+// whole block; a barrier must follow.
+template <typename S, class From, class To>
+__device__ __forceinline__ void form_x(const S* ainv, const S* ainvlo, S* x, S* xlo, const float* beta, From from,
+                                       To to) {
+  for (int i = 2 * int(threadIdx.x); i < kChunk * kChunk; i += 2 * kThreads) {
+    const int r = i / kChunk, c = i % kChunk;
+    float2 inv = load_pair(ainv + from(r, c));
+    if constexpr (!kInPlace<S>) {
+      const float2 lo = load_pair(ainvlo + from(r, c));
+      inv.x += lo.x, inv.y += lo.y;
+    }
+    store_split_pair(x + to(r, c), xlo + to(r, c), inv.x * beta[c], inv.y * beta[c + 1]);
+  }
+}
 
 // For this warp's 16 rows (r0 …): stores dβ_i = Z_ii + Σ_j dA_ij G_ij for the rows below `valid`
 // (dbeta from row r0), and turns dA into dG = diag(β) dA in place (beta: the chunk's [64] β).
@@ -33,7 +51,8 @@ __device__ __forceinline__ void store_beta_gradient(float* dbeta, float (&dga)[8
 
 // bf16: dG takes dM's staged copy, which is dead once dSL is formed. Every product with X or A⁻¹
 // takes its two bf16 parts (path_forward.cu's prep says why), and dX is split the same way, so that
-// Z = A⁻ᵀ dX (three products) keeps about 16 significant bits.
+// Z = A⁻ᵀ dX (three products) keeps about 16 significant bits. X and strict_lower(W Kᵀ) are formed
+// here (form_x, one product), in shared memory for fp32 as well.
 template <typename S, int D>
 struct LocalBSmem {
   static constexpr int ld = stride_of<S>(D), lds = stride_of<S>(kChunk);
@@ -45,11 +64,11 @@ struct LocalBSmem {
     SmemCarver c{base};
     w = c.take<S>(tile_elems<S>(kChunk, D));
     k = c.take<S>(tile_elems<S>(kChunk, D));
-    xs = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    xs = c.take<S>(tile_elems<S>(kChunk, kChunk));
     xlo = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     ainv = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     ainvlo = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
-    sl = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
+    sl = c.take<S>(tile_elems<S>(kChunk, kChunk));
     dm = c.take<S>(staged_bytes<S>(kChunk, kChunk) / sizeof(S));
     dy = c.take<S>(staged_bytes<S>(kChunk, D) / sizeof(S));
     dsl = c.take<S>(tile_elems<S>(kChunk, kChunk));
@@ -76,19 +95,26 @@ __global__ void __launch_bounds__(kThreads)
 
   load_tile_async<S, kChunk, D>(sm.w, a.w + (base + b0) * D, D, valid);
   load_tile_async<S, kChunk, D>(sm.k, a.k + (base + b0) * D, D, valid);
-  const TileRef<S> xs = workspace_tile<S, kChunk, kChunk>(sm.xs, ws.xs + cc);
+  const TileRef<S> xs{sm.xs, lds}, xlo{sm.xlo, lds}, sl{sm.sl, lds};  // formed below (xlo: bf16 only)
   const TileRef<S> ainv = workspace_tile<S, kChunk, kChunk>(sm.ainv, ws.ainv + cc);
-  TileRef<S> xlo{nullptr, 0}, ainvlo{nullptr, 0};  // bf16 only
-  if constexpr (!kInPlace<S>) {
-    xlo = workspace_tile<S, kChunk, kChunk>(sm.xlo, ws.xlo + cc);
-    ainvlo = workspace_tile<S, kChunk, kChunk>(sm.ainvlo, ws.ainvlo + cc);
-  }
-  const TileRef<S> sl = workspace_tile<S, kChunk, kChunk>(sm.sl, ws.sl + cc);
+  TileRef<S> ainvlo{nullptr, 0};  // bf16 only
+  if constexpr (!kInPlace<S>) ainvlo = workspace_tile<S, kChunk, kChunk>(sm.ainvlo, ws.ainvlo + cc);
   const TileRef<S> dm = workspace_tile<S, kChunk, kChunk>(sm.dm, ws.dm + cc);
   const TileRef<S> dy = workspace_tile<S, kChunk, D>(sm.dy, ws.dy + prow * D);
   cp_async_commit();
   load_row_values(sm.beta, a.beta + base + b0, kChunk, valid, 0.f);
   cp_async_wait<0>();
+  __syncthreads();
+
+  {  // strict_lower(W Kᵀ), this warp's rows
+    float acc[8][4];
+    zero(acc);
+    mma_ss<BLayout::NK, false, 8, KTD>(acc, sm.w + r0 * ld, ld, sm.k, ld);
+    mask_acc(acc, r0, [](int i, int j) { return j < i; });
+    store_acc(acc, sm.sl + r0 * lds, lds);
+  }
+  form_x(ainv.p, ainvlo.p, sm.xs, sm.xlo, sm.beta, [&](int r, int c) { return r * ainv.ld + c; },
+         [](int r, int c) { return r * lds + c; });
   __syncthreads();
 
   {  // dX = tril(dM SLᵀ + dY Wᵀ)

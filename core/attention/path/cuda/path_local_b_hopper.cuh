@@ -2,7 +2,8 @@
 // kernel with every product a warpgroup product over swizzled tiles (wgmma.cuh). Z and dSL, dG enter
 // the products that follow them from registers; every other operand is read from shared memory,
 // K-major or MN-major as it lies. Products with X and A⁻¹ take both bf16 parts, and dX is split the
-// same way (path_local_b.cuh says why). dG takes dM's tile once dM's last product is done.
+// same way (path_local_b.cuh says why). X and strict_lower(W Kᵀ) are formed here from A⁻¹ and from
+// W, K (form_x, one product). dG takes dM's tile once dM's last product is done.
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/path/cuda/path_local_b.cuh"
@@ -58,15 +59,27 @@ __global__ void __launch_bounds__(kThreads)
   wgmma::load_tile_async<kChunk, D>(sw, a.w + (base + b0) * D, D, valid);
   wgmma::load_tile_async<kChunk, D>(sk, a.k + (base + b0) * D, D, valid);
   wgmma::load_tile_async<kChunk, D>(sdy, ws.dy + prow * D, D, kChunk);
-  wgmma::load_tile_async<kChunk, kChunk>(sx, ws.xs + cc, kChunk, kChunk);
-  wgmma::load_tile_async<kChunk, kChunk>(sxlo, ws.xlo + cc, kChunk, kChunk);
   wgmma::load_tile_async<kChunk, kChunk>(sainv, ws.ainv + cc, kChunk, kChunk);
   wgmma::load_tile_async<kChunk, kChunk>(sainvlo, ws.ainvlo + cc, kChunk, kChunk);
-  wgmma::load_tile_async<kChunk, kChunk>(ssl, ws.sl + cc, kChunk, kChunk);
   wgmma::load_tile_async<kChunk, kChunk>(sdm, ws.dm + cc, kChunk, kChunk);
   cp_async_commit();
   load_row_values(beta, a.beta + base + b0, kChunk, valid, 0.f);
   cp_async_wait<0>();
+  wgmma::fence_shared_for_tensor_cores();
+  __syncthreads();
+
+  {  // strict_lower(W Kᵀ), this warp's rows, while X is formed
+    float sl[8][4];
+    wgmma::arrive();
+    wgmma::issue_rows_by_rows<D>(sl, sw, sk);
+    wgmma::commit();
+    auto swizzled = [](int r, int c) { return wgmma::swizzled_offset(kChunk, r, c) / int(sizeof(bf16)); };
+    form_x(sainv, sainvlo, sx, sxlo, beta, swizzled, swizzled);
+    wgmma::wait<0>();
+    wgmma::fence_operands(sl);
+    mask_acc(sl, r0, [](int i, int j) { return j < i; });
+    wgmma::store_acc<kChunk>(sl, ssl, r0);
+  }
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
 

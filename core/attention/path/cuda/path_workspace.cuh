@@ -27,15 +27,13 @@ struct PathWorkspace {
   S* y = nullptr;         // [BH, Tp, D] X W
   S* yp = nullptr;        // [BH, Tp, D] Xᵀ W
   float* sd = nullptr;    // [BH, chunks, 64, 64] the chunk's own logits (unscaled, no bias)
-  S* xs = nullptr;        // [BH, chunks, 64, 64] X (bf16: X_hi = bf16(X)) (backward)
-  S* xlo = nullptr;       // [BH, chunks, 64, 64] bf16 only: X_lo = bf16(X − X_hi), so that X_hi + X_lo
-                          //   carries X's products to fp32-like accuracy (path_forward.cu, prep) (backward)
-  S* sl = nullptr;        // [BH, chunks, 64, 64] strict_lower(W Kᵀ) (backward)
   S* mm = nullptr;        // [BH, chunks, 64, 64] M = X·strict_lower(W Kᵀ) (backward)
-  S* qw = nullptr;        // [BH, chunks, 64, 64] tril(Q Wᵀ) (backward)
   S* ainv = nullptr;      // [BH, chunks, 64, 64] A⁻¹ (bf16: A⁻¹_hi), A = I + diag(β) strict_lower(W Wᵀ), so
                           //   that the backward's Z = A⁻ᵀ dX is a matrix product (backward)
-  S* ainvlo = nullptr;    // [BH, chunks, 64, 64] bf16 only: bf16(A⁻¹ − A⁻¹_hi), as X_lo for X (backward)
+  S* ainvlo = nullptr;    // [BH, chunks, 64, 64] bf16 only: A⁻¹_lo = bf16(A⁻¹ − A⁻¹_hi), so that A⁻¹_hi + A⁻¹_lo
+                          //   carries A⁻¹'s products to fp32-like accuracy (path_forward.cu, prep) (backward)
+  // The backward forms X = A⁻¹ diag(β), strict_lower(W Kᵀ) and tril(Q Wᵀ) again from these and its
+  // inputs: fewer bytes than storing and reloading them.
   // spans:
   S* fspan = nullptr;     // [BH, spans, D, D] F_j = P_last ⋯ P_first: a query crosses span j as U F_j
   S* prefix = nullptr;    // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
@@ -89,11 +87,7 @@ struct PathWorkspace {
     y = c.take<S>(rows * d);
     yp = c.take<S>(rows * d);
     sd = c.take<float>(cc);
-    for_backward_only(xs, cc);
-    for_backward_only(xlo, sizeof(S) == sizeof(float) ? 0 : cc);  // fp32 keeps X whole
-    for_backward_only(sl, cc);
     for_backward_only(mm, cc);
-    for_backward_only(qw, cc);
     for_backward_only(ainv, cc);
     for_backward_only(ainvlo, sizeof(S) == sizeof(float) ? 0 : cc);  // fp32 keeps A⁻¹ whole
     fspan = c.take<S>(bh * spans * d * d);

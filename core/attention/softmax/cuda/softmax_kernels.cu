@@ -72,10 +72,7 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
     sm.update(x, acc_o, scale2);
     mma_acc<BLayout::KN>(acc_o, x, sv + st * L::tile, ld);
   }
-  float row_lse[2];
-  sm.finish(acc_o, row_lse);
-  store_acc(acc_o, o + (base + blk.row0) * D, D, T - blk.row0);
-  store_row_pair(lse + base + blk.row0, row_lse, T - blk.row0);
+  sm.store(acc_o, o + (base + blk.row0) * D, lse + base + blk.row0, D, T - blk.row0);
 }
 
 // The forward on Hopper (bf16, D = 64 or 128): the same loop, with S = Q Kᵀ (both K-major) and
@@ -128,10 +125,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     sm.update(x, acc_o, scale2);
     wgmma::add_regs_by_tile<D>(acc_o, x, tile.v(st));
   }
-  float row_lse[2];
-  sm.finish(acc_o, row_lse);
-  store_acc(acc_o, o + (base + blk.row0) * D, D, T - blk.row0);
-  store_row_pair(lse + base + blk.row0, row_lse, T - blk.row0);
+  sm.store(acc_o, o + (base + blk.row0) * D, lse + base + blk.row0, D, T - blk.row0);
 #else
   __trap();  // launched only where hopper_kernels() holds
 #endif
