@@ -8,6 +8,8 @@
 #                        reason (largest first),
 #   profile-sass.csv     per machine instruction (with its CUDA source line): instructions executed and
 #                        warp stall samples.
+# Environment: INPUTS (bench-attention's --inputs, default random; far-reaching makes stick-breaking
+# scan every key block, as its timings with far-reaching inputs do).
 # Usage (from the repository root, on the device machine):
 #   scripts/gpu_kernel_profile.sh ENCODING SHAPE KERNEL_REGEX [deps_dir]
 #   e.g. scripts/gpu_kernel_profile.sh path 4x4096x8x128 'query_chain|span_scan' .deps
@@ -17,6 +19,7 @@ if [ $# -lt 3 ]; then
   exit 2
 fi
 ENCODING=$1 SHAPE=$2 KERNELS=$3 DEPS=${4:-$PWD/.deps}
+INPUTS=${INPUTS:-random}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 echo "=== build with line info ($(date +%T))"
@@ -28,7 +31,7 @@ if [ $? -ne 0 ]; then tail -50 /tmp/build-prof.log; exit 1; fi
 echo "=== ncu --set full, kernels matching '$KERNELS' ($(date +%T))"
 timeout 300 ncu --clock-control none --set full --import-source yes -k "regex:$KERNELS" --launch-count 4 \
   -f -o /tmp/profile ./build-prof/pathbench bench-attention --encodings "$ENCODING" --shapes "$SHAPE" \
-  --warmup 0 --repeats 1 --sets 1 --out /tmp/profile.json > /tmp/ncu-run.log 2>&1
+  --inputs "$INPUTS" --warmup 0 --repeats 1 --sets 1 --out /tmp/profile.json > /tmp/ncu-run.log 2>&1
 echo "ncu exit code $?"
 tail -5 /tmp/ncu-run.log
 ncu -i /tmp/profile.ncu-rep --page details > "$OUT/profile-details.txt" 2>&1
