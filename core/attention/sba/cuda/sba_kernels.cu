@@ -201,14 +201,17 @@ int64_t saved_rows(const StickBreakingCudaArgs<S>& a) {
   return a.batch_heads * a.length;
 }
 template <typename S>
+int query_blocks(const StickBreakingCudaArgs<S>& a) {  // ⌈T/64⌉, a slice's query blocks
+  return int((a.length + kChunk - 1) / kChunk);
+}
+template <typename S>
 int64_t saved_blocks(const StickBreakingCudaArgs<S>& a) {
-  return a.batch_heads * ((a.length + kChunk - 1) / kChunk);
+  return a.batch_heads * query_blocks(a);
 }
 template <typename S>
 SavedSums saved_sums(const StickBreakingCudaArgs<S>& a, Workspace saved) {
   float* sums = static_cast<float*>(saved.data);
-  return {sums, sums + saved_rows(a), reinterpret_cast<int*>(sums + 2 * saved_rows(a)),
-          int((a.length + kChunk - 1) / kChunk)};
+  return {sums, sums + saved_rows(a), reinterpret_cast<int*>(sums + 2 * saved_rows(a)), query_blocks(a)};
 }
 
 }  // namespace
@@ -223,7 +226,7 @@ void stick_breaking_forward(const StickBreakingCudaArgs<S>& a, S* o, Workspace s
   check_attention_shape(a.batch_heads, a.length, a.head_dim, "stick_breaking_forward (cuda)");
   check_workspace(saved, stick_breaking_saved_bytes(a), "stick_breaking_forward (cuda) saved row sums");
   const SavedSums sums = saved_sums(a, saved);
-  const dim3 grid(unsigned((a.length + kChunk - 1) / kChunk), unsigned(a.batch_heads));
+  const dim3 grid(unsigned(sums.query_blocks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (choose_hopper_form())
@@ -254,12 +257,11 @@ void stick_breaking_backward(const StickBreakingCudaArgs<S>& a, Workspace saved,
   float* dv_acc = staged ? w.dv_acc : reinterpret_cast<float*>(dv);
   check_cuda(cudaMemsetAsync(dk_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dk");
   check_cuda(cudaMemsetAsync(dv_acc, 0, n * sizeof(float), stream), "stick_breaking_backward: zero dv");
-  const int64_t query_blocks = (a.length + kChunk - 1) / kChunk;
-  const dim3 grid(unsigned(query_blocks), unsigned(a.batch_heads));
+  const dim3 grid(unsigned(sums.query_blocks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (choose_hopper_form())  // a block per two query blocks
-        return launch_kernel_threads(sba_backward_hopper_kernel<D>, dim3(unsigned((query_blocks + 1) / 2), grid.y),
+        return launch_kernel_threads(sba_backward_hopper_kernel<D>, dim3((grid.x + 1) / 2, grid.y),
                                      kPairThreads, SbaHopperLayout<D>::backward_bytes, stream,
                                      "sba_backward_hopper_kernel", a, sums, d_o, dq, dk_acc, dv_acc);
     }
