@@ -117,11 +117,16 @@ struct SameRow {
 template <typename S, int ROWS, int COLS, int NTHREADS = kThreads, typename RowMap = SameRow>
 __device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t ld, int valid, RowMap row_of = {}) {
   constexpr int kPer = int(16 / sizeof(S));
-  constexpr int kGranules = COLS / kPer;
+  constexpr unsigned kGranules = COLS / kPer, kTotal = ROWS * kGranules;
   constexpr int kStride = stride_of<S>(COLS);
   const int last = valid > 0 ? valid - 1 : 0;
-  for (int i = int(threadIdx.x); i < ROWS * kGranules; i += NTHREADS) {
-    const int r = i / kGranules, c = (i % kGranules) * kPer, g = row_of(r);
+  // Thread t copies granules t, t + NTHREADS, …: unrolled over a count known when compiling and in
+  // unsigned arithmetic, so what depends on the thread alone is computed once and the divisions are shifts.
+#pragma unroll 4
+  for (unsigned k = 0; k < (kTotal + NTHREADS - 1) / NTHREADS; ++k) {
+    const unsigned i = threadIdx.x + k * NTHREADS;
+    if (kTotal % NTHREADS != 0 && i >= kTotal) break;
+    const int r = int(i / kGranules), c = int(i % kGranules) * kPer, g = row_of(r);
     const S* src = gmem + int64_t(g < valid ? g : last) * ld + c;
     cp_async16(smem + r * kStride + c, src, g < valid ? 16 : 0);
   }

@@ -74,11 +74,14 @@ template <int ROWS, int COLS, int NTHREADS = tiles::kThreads, typename RowMap = 
 __device__ __forceinline__ void load_tile_async(bf16* smem, const bf16* gmem, int64_t ld, int valid,
                                                 RowMap row_of = {}) {
   static_assert(COLS % kPanelCols == 0, "swizzled tiles are whole 64-column panels");
-  constexpr int kGranules = COLS / 8;
+  constexpr unsigned kGranules = COLS / 8, kTotal = ROWS * kGranules;
   const int last = valid > 0 ? valid - 1 : 0;
   unsigned char* base = reinterpret_cast<unsigned char*>(smem);
-  for (int i = int(threadIdx.x); i < ROWS * kGranules; i += NTHREADS) {
-    const int r = i / kGranules, c = (i % kGranules) * 8, g = row_of(r);
+#pragma unroll 4
+  for (unsigned k = 0; k < (kTotal + NTHREADS - 1) / NTHREADS; ++k) {  // tiles::load_tile_async's loop
+    const unsigned i = threadIdx.x + k * NTHREADS;
+    if (kTotal % NTHREADS != 0 && i >= kTotal) break;
+    const int r = int(i / kGranules), c = int(i % kGranules) * 8, g = row_of(r);
     const bf16* src = gmem + int64_t(g < valid ? g : last) * ld + c;
     tiles::cp_async16(base + swizzled_offset(ROWS, r, c), src, g < valid ? 16 : 0);
   }
