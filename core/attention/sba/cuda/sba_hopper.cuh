@@ -21,8 +21,9 @@ struct SbaHopperLayout {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D);              // a swizzled [64, D] tile
   static constexpr int square = wgmma::tile_bytes(kChunk, kChunk);       // a swizzled [64, 64] tile
   static constexpr size_t forward_bytes = wgmma::ForwardTiles<D>::bytes + wgmma::kSwizzleBytes;  // Q + 2 × (K, V)
-  // the backward's 128 query rows: 2 × (Q, dO), 2 × (K, V), then 2 × (a, dz) [64 queries, 64 keys]
-  static constexpr size_t backward_bytes = 8 * tile + 4 * square + wgmma::kSwizzleBytes;
+  // the backward's 128 query rows: 2 × (Q, dO), 2 × (K, V), then two sets (by key-block parity) of
+  // 2 × (a, dz) [64 queries, 64 keys]
+  static constexpr size_t backward_bytes = 8 * tile + 8 * square + wgmma::kSwizzleBytes;
 };
 
 template <int D>
@@ -98,7 +99,10 @@ struct QueryBlockPair {
 // block lies left of its first or right of its diagonal stores zeros instead) with dq in registers;
 // after one barrier warpgroup 0 forms dK = dzᵀ·Q and warpgroup 1 dV = aᵀ·dO over all 128 queries and
 // adds them with atomics into zeroed fp32 dk_acc, dv_acc. Against a block per query block this loads
-// each K, V tile once per 128 queries and adds each key block's dk, dv once per 128 queries.
+// each K, V tile once per 128 queries and adds each key block's dk, dv once per 128 queries. The last
+// 64 columns of that product are not waited for: they run on with the next key block's Q Kᵀ and dO Vᵀ
+// and their atomics follow that wait, and a, dz alternate between two sets of tiles by key-block
+// parity so that the next block's stores need not wait for them either.
 template <int D>
 __global__ void __launch_bounds__(kPairThreads, 1)
     sba_backward_hopper_kernel(StickBreakingCudaArgs<bf16> a, SavedSums saved, const bf16* d_o, bf16* dq,
@@ -113,9 +117,14 @@ __global__ void __launch_bounds__(kPairThreads, 1)
   auto sdo = [smem](int half) { return reinterpret_cast<bf16*>(smem + (2 + half) * L::tile); };
   auto sk = [smem](int st) { return reinterpret_cast<bf16*>(smem + (4 + st) * L::tile); };
   auto sv = [smem](int st) { return reinterpret_cast<bf16*>(smem + (6 + st) * L::tile); };
-  // [2][64 queries, 64 keys] each: the two query blocks' weights a and their gradients dz
-  auto sa = [smem](int half) { return reinterpret_cast<bf16*>(smem + 8 * L::tile + half * L::square); };
-  auto sdz = [smem](int half) { return reinterpret_cast<bf16*>(smem + 8 * L::tile + (2 + half) * L::square); };
+  // [2 sets][2][64 queries, 64 keys] each: the two query blocks' weights a and their gradients dz,
+  // key block it in set it & 1 (its dK, dV products may still read the set of the block before)
+  auto sa = [smem](int half, int set) {
+    return reinterpret_cast<bf16*>(smem + 8 * L::tile + (4 * set + half) * L::square);
+  };
+  auto sdz = [smem](int half, int set) {
+    return reinterpret_cast<bf16*>(smem + 8 * L::tile + (4 * set + 2 + half) * L::square);
+  };
 
   const QueryBlockPair blk(a.length);
   const int T = blk.T, qb = blk.qb, row0 = blk.row0, wg = blk.wg, w = warp_id() % 4;
@@ -147,15 +156,32 @@ __global__ void __launch_bounds__(kPairThreads, 1)
   BackwardRows rows = backward_rows<D>(a, saved, d_o, base, row0);
   float acc_dq[NTD][4];
   zero(acc_dq);
+  const bool key_grad = wg == 0;  // warpgroup 0 forms dK = dzᵀ·Q, warpgroup 1 dV = aᵀ·dO
+  // Rows 16w … 16w+15 of key block kb (in KeyOrder) times the keys' gradient scale, added to panel h.
+  auto add_key_rows = [&](const float (&acc)[8][4], int kb, int h) {
+    float* out = (key_grad ? dk_acc : dv_acc) + (base + kb * kChunk) * D + h * wgmma::kPanelCols;
+    atomic_add_acc(acc, out, D, T - kb * kChunk, key_grad ? a.scale : 1.f, WarpKeyOrder{w});
+  };
+  Frag16<bf16> fdz[4];   // dz as the dq product's A operand: read until that product is waited for
+  float last_panel[8][4];  // the last panel of a key block's dK or dV, in flight into the next block
+  int in_flight = -1;      // the key block whose last panel is in flight (−1: none)
+  auto add_in_flight = [&] {  // after a wait that covers its product
+    if (in_flight < 0) return;
+    wgmma::fence_operands(last_panel);
+    add_key_rows(last_panel, in_flight, kPanels - 1);
+    in_flight = -1;
+  };
   for (int it = pair_first; it <= blk.last; ++it) {
+    wgmma::wait<1>();  // the block before's dq product is done (its last dK or dV panel may run on):
+    wgmma::fence_operands(fdz);  // its K stage, refilled below, and fdz are free
     wgmma::next_stage(it < blk.last, [&] { issue(it + 1); });
     const int st = it & 1, k0 = it * kChunk;
     const bf16* tk = sk(st);
     const bool active = it >= own_first && it <= qb;  // uniform across the warpgroup
-    Frag16<bf16> fdz[4];
     if (active) {
       float z[8][4], dpv[8][4], dz[8][4];
-      wgmma::rows_by_rows<D>(z, sq(wg), tk, dpv, sdo(wg), sv(st));
+      wgmma::rows_by_rows<D>(z, sq(wg), tk, dpv, sdo(wg), sv(st));  // waited for with the panel in flight
+      add_in_flight();
       // z ← a, dpv ← g, dz ← the gradient of z; kMasked: the diagonal block, or rows past T.
       if (it == qb || blk.masked_rows)
         backward_weights_and_gradients<true, true>(z, dpv, dz, rows, scale2, row0, k0, T);
@@ -168,35 +194,42 @@ __global__ void __launch_bounds__(kPairThreads, 1)
       wgmma::issue_regs_by_tile<D>(acc_dq, fdz, tk);
       wgmma::commit();
       // a and dz to shared memory (the product above reads registers and K only).
-      wgmma::store_acc<kChunk>(z, sa(wg), 16 * w);
-      wgmma::store_acc<kChunk>(dz, sdz(wg), 16 * w);
+      wgmma::store_acc<kChunk>(z, sa(wg, st), 16 * w);
+      wgmma::store_acc<kChunk>(dz, sdz(wg, st), 16 * w);
     } else {
+      wgmma::wait<0>();
+      add_in_flight();
       float none[8][4];
       zero(none);
-      wgmma::store_acc<kChunk>(none, sa(wg), 16 * w);
-      wgmma::store_acc<kChunk>(none, sdz(wg), 16 * w);
+      wgmma::store_acc<kChunk>(none, sa(wg, st), 16 * w);
+      wgmma::store_acc<kChunk>(none, sdz(wg, st), 16 * w);
     }
     wgmma::fence_shared_for_tensor_cores();
     __syncthreads();
     // Rows 16w … 16w+15 of the block's keys in KeyOrder, 64 columns at a time, over both query
-    // blocks: warpgroup 0 dK = dzᵀ·Q, warpgroup 1 dV = aᵀ·dO.
-    const bool key_grad = wg == 0;
-#pragma unroll
-    for (int h = 0; h < kPanels; ++h) {
-      float acc[8][4];
+    // blocks; the last panel is left running into the next key block's Q Kᵀ and dO Vᵀ.
+    auto issue_key_panel = [&](float (&acc)[8][4], int h) {
       wgmma::arrive();
 #pragma unroll
       for (int half = 0; half < 2; ++half)
-        wgmma::issue_tile_by_tile(acc, key_grad ? sdz(half) : sa(half), key_grad ? sq(half) : sdo(half), h, 0,
-                                  half > 0);
+        wgmma::issue_tile_by_tile(acc, key_grad ? sdz(half, st) : sa(half, st), key_grad ? sq(half) : sdo(half), h,
+                                  0, half > 0);
       wgmma::commit();
+    };
+#pragma unroll
+    for (int h = 0; h + 1 < kPanels; ++h) {
+      float acc[8][4];
+      issue_key_panel(acc, h);
       wgmma::wait<0>();
       wgmma::fence_operands(acc);
-      if (h == 0 && active) wgmma::fence_operands(fdz);  // the dq product is done too
-      float* out = (key_grad ? dk_acc : dv_acc) + (base + k0) * D + h * wgmma::kPanelCols;
-      atomic_add_acc(acc, out, D, T - k0, key_grad ? a.scale : 1.f, WarpKeyOrder{w});
+      add_key_rows(acc, it, h);
     }
+    wgmma::fence_operands(last_panel);
+    issue_key_panel(last_panel, kPanels - 1);
+    in_flight = it;
   }
+  wgmma::wait<0>();
+  add_in_flight();
   wgmma::fence_operands(acc_dq);
   store_acc(acc_dq, dq + (base + row0) * D, D, T - row0, a.scale);
   if (a.remainder_to_current) {
