@@ -47,8 +47,9 @@ def main():
     found = launches(args.csv)
     total, count = collections.Counter(), collections.Counter()
     for name, ns in found:
-        total[kernel_name(name)] += ns / args.units
-        count[kernel_name(name)] += 1
+        short = kernel_name(name)
+        total[short] += ns / args.units
+        count[short] += 1
     overall = sum(total.values())
     print(f"{len(found)} launches over {args.units} × {args.unit}, {overall / 1e3:.1f} us of kernel time per {args.unit}")
     for name, ns in total.most_common(args.top):

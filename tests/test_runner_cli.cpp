@@ -562,9 +562,10 @@ TEST_CASE("scripts/kernel_times.py sums each kernel's launches per unit of work 
 "4","void pathbench::cuda::detail::key_major_backward_hopper_kernel<float, 64, false>(Args)","2,000"
 )csv");
   write_file_atomically(dir + "/bad.csv", "\"ID\",\"Name\"\n");
+  const std::string python = any_python();
   const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/scripts/kernel_times.py";
   auto times = [&](const std::string& file, const std::string& args) {  // stderr joined to the captured stdout
-    const std::string command = any_python() + " '" + script + "' '" + dir + "/" + file + "' " + args + " 2>&1";
+    const std::string command = python + " '" + script + "' '" + dir + "/" + file + "' " + args + " 2>&1";
     return run_process({"/bin/sh", "-c", command}, true);
   };
   const ProcessResult good = times("k.csv", "--units 2 --unit step");
