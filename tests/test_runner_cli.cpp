@@ -512,6 +512,14 @@ TEST_CASE("bench-attention --list-shapes prints the shapes it would time, withou
   }
 }
 
+// A Python 3 interpreter for the scripts that need no packages: python3 on PATH, else Debian's.
+static std::string any_python() {
+  for (const char* candidate : {"python3", "/usr/bin/python3"})
+    if (run_process({candidate, "-c", "pass"}, true).exit_code == 0) return candidate;
+  FAIL("no python3 on PATH or at /usr/bin/python3");
+  return "";
+}
+
 TEST_CASE("scripts/attention_table.py tables a benchmark run, with stick-breaking's far-reaching column", "[runner]") {
   const std::string dir = fresh_temp_dir("attention-table");
   const std::string shape = R"("batch": 1, "length": 64, "heads": 2, "head_dim": 16)";
@@ -524,10 +532,7 @@ TEST_CASE("scripts/attention_table.py tables a benchmark run, with stick-breakin
   write_file_atomically(dir + "/s.json", fmt::format(R"({{"results": [{}]}})", result("sdpa_flash", 0.1, 0.4)));
   write_file_atomically(dir + "/f.json", fmt::format(R"({{"inputs": "far-reaching", "results": [{}, {}]}})",
                                                      result("sba", 0.5, 1.6), result("nope", 0.1, 0.5)));
-  std::string python;
-  for (const char* candidate : {"python3", "/usr/bin/python3"})
-    if (python.empty() && run_process({candidate, "-c", "pass"}, true).exit_code == 0) python = candidate;
-  REQUIRE_FALSE(python.empty());
+  const std::string python = any_python();
   const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/scripts/attention_table.py";
   auto table = [&](const std::string& far) {  // stderr joined to the captured stdout
     return run_process({"/bin/sh", "-c", python + " '" + script + "' '" + dir + "/a.json' '" + dir +
@@ -542,6 +547,34 @@ TEST_CASE("scripts/attention_table.py tables a benchmark run, with stick-breakin
   const ProcessResult wrong = table("a.json");
   CHECK(wrong.exit_code != 0);
   CHECK_THAT(wrong.output, Catch::Contains("a.json is not a run with --inputs far-reaching"));
+}
+
+TEST_CASE("scripts/kernel_times.py sums each kernel's launches per unit of work from ncu's CSV", "[runner]") {
+  const std::string dir = fresh_temp_dir("kernel-times");
+  // ncu --csv --page raw: its own lines first, then the header, the units line and one row a launch
+  write_file_atomically(dir + "/k.csv", R"csv(==PROF== Connected to process 1
+"ID","Kernel Name","gpu__time_duration.sum"
+"","","nsecond"
+"0","void pathbench::cuda::(anonymous namespace)::path_prep_kernel<float, 64>(Args)","3,000"
+"1","void pathbench::cuda::detail::key_major_backward_hopper_kernel<float, 64, false>(Args)","1,000"
+"2","void pathbench::cuda::(anonymous namespace)::path_prep_kernel<float, 64>(Args)","1,000"
+"3","void pathbench::cuda::detail::key_major_backward_hopper_kernel<float, 64, false>(Args)","3,000"
+"4","void pathbench::cuda::detail::key_major_backward_hopper_kernel<float, 64, false>(Args)","2,000"
+)csv");
+  write_file_atomically(dir + "/bad.csv", "\"ID\",\"Name\"\n");
+  const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/scripts/kernel_times.py";
+  auto times = [&](const std::string& file, const std::string& args) {  // stderr joined to the captured stdout
+    return run_process({"/bin/sh", "-c", any_python() + " '" + script + "' '" + dir + "/" + file + "' " + args + " 2>&1"},
+                       true);
+  };
+  const ProcessResult good = times("k.csv", "--units 2 --unit step");
+  CHECK(good.exit_code == 0);
+  CHECK_THAT(good.output, Catch::Contains("5 launches over 2 × step, 5.0 us of kernel time per step") &&
+                              Catch::Contains("      3.0 us  60.0 %  x1.5   key_major_backward_hopper_kernel") &&
+                              Catch::Contains("      2.0 us  40.0 %  x1     path_prep_kernel"));
+  const ProcessResult bad = times("bad.csv", "");
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.output, Catch::Contains("bad.csv: no 'Kernel Name' column"));
 }
 
 TEST_CASE("unreadable result files are named and counted, never silently dropped", "[runner]") {
