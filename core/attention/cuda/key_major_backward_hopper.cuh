@@ -327,7 +327,8 @@ void key_major_backward_hopper(const KeyMajorBackwardArgs<bf16, O>& a, cudaStrea
     launch_kernel_threads(kernel, dim3(unsigned(pairs), unsigned(a.batch_heads)), kPairThreads,
                           KeyMajorPairHopperLayout::bytes, stream, "key_major_backward_pair_hopper_kernel", a);
   } else {
-    auto kernel = span == 0 ? key_major_backward_hopper_kernel<O, D, true> : key_major_backward_hopper_kernel<O, D, false>;
+    auto kernel = span == 0 ? key_major_backward_hopper_kernel<O, D, true>
+                            : key_major_backward_hopper_kernel<O, D, false>;
     launch_kernel(kernel, dim3(unsigned(blocks), unsigned(a.batch_heads)), KeyMajorHopperLayout<D>::bytes, stream,
                   "key_major_backward_hopper_kernel", a);
   }
