@@ -564,8 +564,8 @@ TEST_CASE("scripts/kernel_times.py sums each kernel's launches per unit of work 
   write_file_atomically(dir + "/bad.csv", "\"ID\",\"Name\"\n");
   const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/scripts/kernel_times.py";
   auto times = [&](const std::string& file, const std::string& args) {  // stderr joined to the captured stdout
-    return run_process({"/bin/sh", "-c", any_python() + " '" + script + "' '" + dir + "/" + file + "' " + args + " 2>&1"},
-                       true);
+    const std::string command = any_python() + " '" + script + "' '" + dir + "/" + file + "' " + args + " 2>&1";
+    return run_process({"/bin/sh", "-c", command}, true);
   };
   const ProcessResult good = times("k.csv", "--units 2 --unit step");
   CHECK(good.exit_code == 0);

@@ -111,25 +111,33 @@ struct SameRow {
   __device__ constexpr int operator()(int r) const { return r; }
 };
 
-// Starts copying rows 0..ROWS−1 (each COLS elements, global row stride ld) into a padded shared tile,
-// tile row r from global row row_of(r); rows at or past `valid` are filled with zeros. The whole
-// block calls it; commit/wait separately.
-template <typename S, int ROWS, int COLS, int NTHREADS = kThreads, typename RowMap = SameRow>
-__device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t ld, int valid, RowMap row_of = {}) {
+// Starts copying rows 0..ROWS−1 (each COLS elements of S, global row stride ld) into a shared tile
+// whose 16 bytes at tile row r, element column c start at dest(r, c); tile row r comes from global
+// row row_of(r), and rows at or past `valid` are filled with zeros. The whole block (NTHREADS
+// threads) calls it; commit/wait separately. Thread t copies granules t, t + NTHREADS, …: unrolled
+// over a count known when compiling and in unsigned arithmetic, so what depends on the thread alone
+// is computed once and the divisions are shifts.
+template <typename S, int ROWS, int COLS, int NTHREADS, typename RowMap, typename Dest>
+__device__ __forceinline__ void copy_rows_async(Dest dest, const S* gmem, int64_t ld, int valid, RowMap row_of) {
   constexpr int kPer = int(16 / sizeof(S));
   constexpr unsigned kGranules = COLS / kPer, kTotal = ROWS * kGranules;
-  constexpr int kStride = stride_of<S>(COLS);
   const int last = valid > 0 ? valid - 1 : 0;
-  // Thread t copies granules t, t + NTHREADS, …: unrolled over a count known when compiling and in
-  // unsigned arithmetic, so what depends on the thread alone is computed once and the divisions are shifts.
 #pragma unroll 4
   for (unsigned k = 0; k < (kTotal + NTHREADS - 1) / NTHREADS; ++k) {
     const unsigned i = threadIdx.x + k * NTHREADS;
     if (kTotal % NTHREADS != 0 && i >= kTotal) break;
     const int r = int(i / kGranules), c = int(i % kGranules) * kPer, g = row_of(r);
     const S* src = gmem + int64_t(g < valid ? g : last) * ld + c;
-    cp_async16(smem + r * kStride + c, src, g < valid ? 16 : 0);
+    cp_async16(dest(r, c), src, g < valid ? 16 : 0);
   }
+}
+
+// copy_rows_async into a padded shared tile (row stride stride_of<S>(COLS)).
+template <typename S, int ROWS, int COLS, int NTHREADS = kThreads, typename RowMap = SameRow>
+__device__ __forceinline__ void load_tile_async(S* smem, const S* gmem, int64_t ld, int valid, RowMap row_of = {}) {
+  constexpr int kStride = stride_of<S>(COLS);
+  copy_rows_async<S, ROWS, COLS, NTHREADS>([smem](int r, int c) { return smem + r * kStride + c; }, gmem, ld,
+                                           valid, row_of);
 }
 
 // Starts copying `n` per-row fp32 values (rows at or past `valid` get zeros; gmem may be null when

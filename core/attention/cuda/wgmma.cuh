@@ -68,23 +68,15 @@ struct ForwardTiles {
 };
 
 // Starts copying rows 0..ROWS−1 (COLS elements each, global row stride ld) into a swizzled tile, tile
-// row r from global row row_of(r); rows at or past `valid` are zeros. The whole block (NTHREADS
-// threads) calls it; commit/wait as for tiles.cuh's loads.
+// row r from global row row_of(r); rows at or past `valid` are zeros (tiles::copy_rows_async). The
+// whole block (NTHREADS threads) calls it; commit/wait as for tiles.cuh's loads.
 template <int ROWS, int COLS, int NTHREADS = tiles::kThreads, typename RowMap = tiles::SameRow>
 __device__ __forceinline__ void load_tile_async(bf16* smem, const bf16* gmem, int64_t ld, int valid,
                                                 RowMap row_of = {}) {
   static_assert(COLS % kPanelCols == 0, "swizzled tiles are whole 64-column panels");
-  constexpr unsigned kGranules = COLS / 8, kTotal = ROWS * kGranules;
-  const int last = valid > 0 ? valid - 1 : 0;
   unsigned char* base = reinterpret_cast<unsigned char*>(smem);
-#pragma unroll 4
-  for (unsigned k = 0; k < (kTotal + NTHREADS - 1) / NTHREADS; ++k) {  // tiles::load_tile_async's loop
-    const unsigned i = threadIdx.x + k * NTHREADS;
-    if (kTotal % NTHREADS != 0 && i >= kTotal) break;
-    const int r = int(i / kGranules), c = int(i % kGranules) * 8, g = row_of(r);
-    const bf16* src = gmem + int64_t(g < valid ? g : last) * ld + c;
-    tiles::cp_async16(base + swizzled_offset(ROWS, r, c), src, g < valid ? 16 : 0);
-  }
+  tiles::copy_rows_async<bf16, ROWS, COLS, NTHREADS>(
+      [base](int r, int c) { return base + swizzled_offset(ROWS, r, c); }, gmem, ld, valid, row_of);
 }
 
 // Copies an fp32 [ROWS, COLS] matrix (row stride COLS, 16-byte aligned rows) into a swizzled bf16
