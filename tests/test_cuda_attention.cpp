@@ -664,6 +664,9 @@ TEST_CASE("CUDA PaTH backward with spans of several chunks", "[cuda]") {
     check_path<bf16>({1, 777, 128}, true, seed++, 3);
     check_path<float>({3, 300, 16}, true, seed++, 2);
     check_path<bf16>({2, 450, 32}, false, seed++, 2);
+    // At D = 128 the Hopper form takes key blocks in pairs within a span: spans of 1 (each pair's second
+    // block lies in the next span), 2 (the last span's pair lacks its second block) and 4.
+    for (int64_t span : {1, 2, 4}) check_path<bf16>({1, 777, 128}, span == 2, seed++, span);
   });
 }
 

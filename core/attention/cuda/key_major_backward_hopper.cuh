@@ -5,11 +5,10 @@
 // block instead of once per warp: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ (both operands K-major), dV += Pᵀ dO and
 // dK += dSᵀ Q (Pᵀ, dSᵀ from registers, keys × queries; dO, Q N-major), dQ = dS K (the dSᵀ tile
 // through shared memory, read M-major; K N-major). Tiles are swizzled 64-column panels; D = 128
-// runs each 64-column half as its own product. The causal backward at D = 128 runs in blocks of two
+// runs each 64-column half as its own product. At D = 128 the backward runs in blocks of two
 // warpgroups per two key blocks (key_major_backward_pair_hopper_kernel).
 #pragma once
-#include <type_traits>
-
+#include "core/attention/cuda/key_block_pairs.h"
 #include "core/attention/cuda/key_major_tile.cuh"
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/cuda/wgmma.cuh"
@@ -116,10 +115,10 @@ struct KeyMajorHopperLayout {
   static constexpr size_t bytes = 6 * tile + ds_tile + 7 * tiles::kChunk * sizeof(float) + wgmma::kSwizzleBytes;
 };
 
-// kCausal as for key_major_backward_kernel. Blocks per multiprocessor that registers allow: three at
-// D = 64 (60 KB of shared memory each), two at D = 128.
+// kCausal as for key_major_backward_kernel. Launched at D = 64 (the pair kernel below takes D = 128):
+// three blocks per multiprocessor (60 KB of shared memory each).
 template <typename O, int D, bool kCausal>
-__global__ void __launch_bounds__(tiles::kThreads, D == 64 ? 3 : 2)
+__global__ void __launch_bounds__(tiles::kThreads, 3)
     key_major_backward_hopper_kernel(KeyMajorBackwardArgs<bf16, O> a) {
 #if PATHBENCH_SM90A_DEVICE
   using namespace tiles;
@@ -194,14 +193,16 @@ __global__ void __launch_bounds__(tiles::kThreads, D == 64 ? 3 : 2)
 #endif
 }
 
-// The causal backward at D = 128 in blocks of two warpgroups per two key blocks (256 threads, one
-// block per multiprocessor where the kernel above runs two): warpgroup w takes key block 2·blockIdx.x
-// + w with its own K, V tiles, dK, dV registers and 64 key gates, both share each query block's Q, dO
-// tiles and per-row values, and after one barrier warpgroup w forms the 64-column half w of dQ = dS K
-// over the 128 keys (two accumulating K = 64 halves) and adds it with one set of atomics: half the
-// Q, dO copies and half the dq atomics of two blocks of the kernel above. A warpgroup whose key block
-// lies right of the query block (the pair's first query block for warpgroup 1) or past T stores a
-// zero dSᵀ tile and forms nothing.
+// The backward at D = 128 in blocks of two warpgroups per two key blocks (256 threads, one block per
+// multiprocessor where the kernel above would run two): warpgroup w takes key block kb + w of the
+// pair (key_block_pairs.h) with its own K, V tiles, dK, dV registers and 64 key gates, both share
+// each query block's Q, dO tiles and per-row values, and after one barrier warpgroup w forms the
+// 64-column half w of dQ = dS K over the 128 keys (two accumulating K = 64 halves) and adds it with
+// one set of atomics: half the Q, dO copies and half the dq atomics of two one-warpgroup blocks. A
+// warpgroup whose key block does not meet the query block (causal: it lies right of the pair's first
+// query block) or is not the pair's (past T; across spans: in the next span, when the span has an
+// odd number of blocks) stores a zero dSᵀ tile and forms nothing, and only the pair's own blocks
+// store dK, dV and gate gradients.
 struct KeyMajorPairHopperLayout {
   static constexpr int D = 128;
   static constexpr int tile = wgmma::tile_bytes(tiles::kChunk, D);
@@ -212,7 +213,7 @@ struct KeyMajorPairHopperLayout {
 };
 constexpr int kPairThreads = 2 * tiles::kThreads;
 
-template <typename O>
+template <typename O, bool kCausal>
 __global__ void __launch_bounds__(kPairThreads, 1)
     key_major_backward_pair_hopper_kernel(KeyMajorBackwardArgs<bf16, O> a) {
 #if PATHBENCH_SM90A_DEVICE
@@ -235,9 +236,10 @@ __global__ void __launch_bounds__(kPairThreads, 1)
   auto sq = [&](int st) { return tile_at(4 + st); };
   auto sdo = [&](int st) { return tile_at(6 + st); };
 
-  const KeyMajorBlock<bf16, O, D, true> blk(a, 2 * int(blockIdx.x));  // k0: the pair's first key
-  const int T = blk.T, nblocks = blk.nblocks, k0 = blk.k0;
+  const KeyMajorBlock<bf16, O, D, kCausal> blk(a, pair_first_key_block(kCausal, int(blockIdx.x), a.span_blocks));
+  const int T = blk.T, nblocks = blk.nblocks, k0 = blk.k0;  // k0: the pair's first key
   const int g = warp_id() / 4, w = warp_id() % 4, kb = blk.kb + g;  // this warpgroup's key block
+  const bool own = pair_owns_key_block(kCausal, blk.kb, g, nblocks, a.span_blocks);
   auto issue = [&](int qb) {
     const int st = qb & 1, q0 = qb * kChunk;
     wgmma::load_tile_async<kChunk, D, kPairThreads>(sq(st), blk.q + int64_t(q0) * D, D, T - q0);
@@ -264,12 +266,13 @@ __global__ void __launch_bounds__(kPairThreads, 1)
     const int st = qb & 1, q0 = qb * kChunk;
     const bf16* tq = sq(st);
     const bf16* tdo = sdo(st);
-    if (qb >= kb) {  // uniform across the warpgroup; kb < nblocks follows
+    if (own && (!kCausal || qb >= kb)) {  // uniform across the warpgroup
       // the step indexes keys as k0 + 16·warp_id() + row: warpgroup 1's warps 4…7 are its block's keys
+      const bool masked = q0 + kChunk > T || (kCausal ? qb == kb : (kb + 1) * kChunk > T);
       float ds[8][4];
-      key_rows_step<true, D>(ds, acc_dk, acc_dv, fp, fds, col_sum, sk(g), sv(g), tq, tdo,
-                             QueryRows{slse + st * kChunk, sdelta + st * kChunk, sgq + st * kChunk},
-                             qb == kb || q0 + kChunk > T, blk.gate != nullptr, sgk, q0, k0, T, scale2, gate2);
+      key_rows_step<kCausal, D>(ds, acc_dk, acc_dv, fp, fds, col_sum, sk(g), sv(g), tq, tdo,
+                                QueryRows{slse + st * kChunk, sdelta + st * kChunk, sgq + st * kChunk}, masked,
+                                blk.gate != nullptr, sgk, q0, k0, T, scale2, gate2);
       wgmma::store_acc<kChunk>(ds, sds(g), 16 * w);
     } else {
       float none[8][4];
@@ -294,6 +297,7 @@ __global__ void __launch_bounds__(kPairThreads, 1)
   cp_async_wait<0>();  // a pair that meets no query block still has its K, V copies in flight
   wgmma::fence_operands(acc_dk);
   wgmma::fence_operands(acc_dv);
+  if (!own) return;  // across spans, the next span's pair writes that block's rows
   store_key_gradients(a, blk, acc_dk, acc_dv);
   store_gate_gradients(a, blk, col_sum);
 #else
@@ -301,24 +305,23 @@ __global__ void __launch_bounds__(kPairThreads, 1)
 #endif
 }
 
-// Queues the Hopper kernel for head dimension D (64 or 128); the softmax encodings' causal backward at
-// D = 128 (bf16 outputs) takes the kernel of two warpgroups.
+// Queues the Hopper kernel for head dimension D (64 or 128): at D = 128 the kernel of two warpgroups,
+// over ⌈blocks / 2⌉ pairs (causal) or ⌈span_blocks / 2⌉ pairs a span (across spans).
 template <typename O, int D>
 void key_major_backward_hopper(const KeyMajorBackwardArgs<bf16, O>& a, cudaStream_t stream) {
-  static_assert(D % wgmma::kPanelCols == 0, "the Hopper kernel takes whole 64-column panels");
-  const dim3 grid(unsigned((a.length + tiles::kChunk - 1) / tiles::kChunk), unsigned(a.batch_heads));
-  constexpr size_t bytes = KeyMajorHopperLayout<D>::bytes;
-  if constexpr (D == 128 && std::is_same_v<O, bf16>) {
-    if (a.span_blocks == 0)
-      return launch_kernel_threads(key_major_backward_pair_hopper_kernel<O>, dim3((grid.x + 1) / 2, grid.y),
-                                   kPairThreads, KeyMajorPairHopperLayout::bytes, stream,
-                                   "key_major_backward_pair_hopper_kernel", a);
-    launch_kernel(key_major_backward_hopper_kernel<O, D, false>, grid, bytes, stream,
-                  "key_major_backward_hopper_kernel", a);
+  static_assert(D == 64 || D == 128, "the Hopper kernels take one or two 64-column panels");
+  const int blocks = int((a.length + tiles::kChunk - 1) / tiles::kChunk), span = a.span_blocks;
+  if constexpr (D == 128) {
+    const int pairs = key_block_pairs(span == 0, blocks, span);
+    auto kernel = span == 0 ? key_major_backward_pair_hopper_kernel<O, true>
+                            : key_major_backward_pair_hopper_kernel<O, false>;
+    launch_kernel_threads(kernel, dim3(unsigned(pairs), unsigned(a.batch_heads)), kPairThreads,
+                          KeyMajorPairHopperLayout::bytes, stream, "key_major_backward_pair_hopper_kernel", a);
   } else {
-    auto kernel = a.span_blocks == 0 ? key_major_backward_hopper_kernel<O, D, true>
-                                     : key_major_backward_hopper_kernel<O, D, false>;
-    launch_kernel(kernel, grid, bytes, stream, "key_major_backward_hopper_kernel", a);
+    auto kernel = span == 0 ? key_major_backward_hopper_kernel<O, D, true>
+                            : key_major_backward_hopper_kernel<O, D, false>;
+    launch_kernel(kernel, dim3(unsigned(blocks), unsigned(a.batch_heads)), KeyMajorHopperLayout<D>::bytes, stream,
+                  "key_major_backward_hopper_kernel", a);
   }
 }
 
