@@ -9,7 +9,9 @@
 #   profile-sass.csv     per machine instruction (with its CUDA source line): instructions executed and
 #                        warp stall samples.
 # Environment: INPUTS (bench-attention's --inputs, default random; far-reaching makes stick-breaking
-# scan every key block, as its timings with far-reaching inputs do).
+# scan every key block, as its timings with far-reaching inputs do); PATHBENCH, a pathbench binary
+# built with -lineinfo elsewhere (e.g. cmake … -DCMAKE_CUDA_FLAGS=-lineinfo where the sources are),
+# profiled instead of building one here.
 # Usage (from the repository root, on the device machine):
 #   scripts/gpu_kernel_profile.sh ENCODING SHAPE KERNEL_REGEX [deps_dir]
 #   e.g. scripts/gpu_kernel_profile.sh path 4x4096x8x128 'query_chain|span_scan' .deps
@@ -21,16 +23,21 @@ fi
 ENCODING=$1 SHAPE=$2 KERNELS=$3 DEPS=${4:-$PWD/.deps}
 INPUTS=${INPUTS:-random}
 OUT=${OUT:-$PWD/gpu-out}
+BIN=${PATHBENCH:-./build-prof/pathbench}
 mkdir -p "$OUT"
-echo "=== build with line info ($(date +%T))"
-cmake -S . -B build-prof -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$DEPS" -DPATHBENCH_CUDA=ON \
-  -DPATHBENCH_NATIVE=OFF -DCMAKE_CUDA_FLAGS=-lineinfo > /tmp/build-prof.log 2>&1 &&
-  ninja -C build-prof -j16 pathbench >> /tmp/build-prof.log 2>&1
-if [ $? -ne 0 ]; then tail -50 /tmp/build-prof.log; exit 1; fi
+if [ -n "${PATHBENCH:-}" ]; then
+  [ -x "$BIN" ] || { echo "$0: PATHBENCH=$BIN is not an executable" >&2; exit 2; }
+else
+  echo "=== build with line info ($(date +%T))"
+  cmake -S . -B build-prof -G Ninja -DCMAKE_BUILD_TYPE=Release -DPATHBENCH_DEPS_DIR="$DEPS" -DPATHBENCH_CUDA=ON \
+    -DPATHBENCH_NATIVE=OFF -DCMAKE_CUDA_FLAGS=-lineinfo > /tmp/build-prof.log 2>&1 &&
+    ninja -C build-prof -j16 pathbench >> /tmp/build-prof.log 2>&1
+  if [ $? -ne 0 ]; then tail -50 /tmp/build-prof.log; exit 1; fi
+fi
 
 echo "=== ncu --set full, kernels matching '$KERNELS' ($(date +%T))"
 timeout 300 ncu --clock-control none --set full --import-source yes -k "regex:$KERNELS" --launch-count 4 \
-  -f -o /tmp/profile ./build-prof/pathbench bench-attention --encodings "$ENCODING" --shapes "$SHAPE" \
+  -f -o /tmp/profile "$BIN" bench-attention --encodings "$ENCODING" --shapes "$SHAPE" \
   --inputs "$INPUTS" --warmup 0 --repeats 1 --sets 1 --out /tmp/profile.json > /tmp/ncu-run.log 2>&1
 echo "ncu exit code $?"
 tail -5 /tmp/ncu-run.log
