@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Prints the markdown table of an attention benchmark run, made from its JSON files rather than
 copied by hand: `pathbench bench-attention --out A` and `scripts/bench_sdpa.py --out S` of one device
-call. One row per B·T·H·D shape, one column per kernel, the median ms of forward+backward (or of the
-forward, --forward); SDPA first, then the encodings in the order A lists them; fla's kernels, where S
-holds them (bench_sdpa.py --fla), in parentheses beside the encoding they implement. With --ratio
+call (or several S, each timing shapes the others do not: a later call's `bench_sdpa.py --shapes …`
+for what an earlier one did not reach). One row per B·T·H·D shape, one column per kernel, the median
+ms of forward+backward (or of the forward, --forward); SDPA first, then the encodings in the order A
+lists them; fla's kernels, where S holds them (bench_sdpa.py --fla), in parentheses beside the
+encoding they implement. With --ratio
 each of our cells also gets its ratio to SDPA (or, for PaTH and PaTH-FoX, to fla where S holds fla).
 With --far-reaching F, a last column "sba far" holds the stick-breaking times of F, a run of
 `bench-attention --inputs far-reaching` (where no key block's weights vanish; A's random inputs
 let its kernels skip all but the nearest blocks).
 
-Usage: scripts/attention_table.py A.json S.json [--forward] [--ratio] [--far-reaching F.json]"""
+Usage: scripts/attention_table.py A.json S.json [S2.json …] [--forward] [--ratio] [--far-reaching F.json]"""
 import argparse
 import json
 
@@ -47,14 +49,22 @@ def medians(doc, field, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("attention", help="JSON of `pathbench bench-attention`")
-    ap.add_argument("sdpa", help="JSON of scripts/bench_sdpa.py from the same device call")
+    ap.add_argument("sdpa", nargs="+", help="JSON of scripts/bench_sdpa.py from the same device call (several: "
+                    "each a kernel and shape the others lack)")
     ap.add_argument("--forward", action="store_true", help="forward medians instead of forward+backward")
     ap.add_argument("--ratio", action="store_true", help="each of our cells also as a ratio to SDPA (or fla)")
     ap.add_argument("--far-reaching", metavar="F", help="JSON of `bench-attention --inputs far-reaching`: a column of its sba times")
     args = ap.parse_args()
     field = "forward_ms_median" if args.forward else "forward_backward_ms_median"
     ours, encodings, shapes = medians(load(args.attention), field, args.attention)
-    ref, _, _ = medians(load(args.sdpa), field, args.sdpa)
+    ref = {}
+    for path in args.sdpa:
+        cells, _, _ = medians(load(path), field, path)
+        for (kernel, shape), ms in cells.items():
+            if (kernel, shape) in ref:
+                raise SystemExit(f"attention_table.py: {path} times {kernel} at {'·'.join(map(str, shape))} again "
+                                 f"(an earlier S file has it)")
+            ref[(kernel, shape)] = ms
     columns = [(e, e) for e in encodings]  # (header, encoding key in ours)
     if args.far_reaching:
         far = load(args.far_reaching)
@@ -79,7 +89,7 @@ def main():
             text += f" {ms / base:.2f}×"
         return text
 
-    sources = ", ".join(f for f in (args.attention, args.sdpa, args.far_reaching) if f)
+    sources = ", ".join(f for f in (args.attention, *args.sdpa, args.far_reaching) if f)
     print(f"{'forward' if args.forward else 'forward+backward'} ms (median), {sources}")
     print("| B·T·H·D | SDPA | " + " | ".join(h for h, _ in columns) + " |")
     print("|---|---|" + "---|" * len(columns))

@@ -522,31 +522,40 @@ static std::string any_python() {
 
 TEST_CASE("scripts/attention_table.py tables a benchmark run, with stick-breaking's far-reaching column", "[runner]") {
   const std::string dir = fresh_temp_dir("attention-table");
-  const std::string shape = R"("batch": 1, "length": 64, "heads": 2, "head_dim": 16)";
-  auto result = [&](const char* encoding, double forward, double total) {
-    return fmt::format(R"({{"encoding": "{}", {}, "forward_ms_median": {}, "forward_backward_ms_median": {}}})",
-                       encoding, shape, forward, total);
+  auto result = [&](const char* encoding, int length, double forward, double total) {
+    return fmt::format(R"({{"encoding": "{}", "batch": 1, "length": {}, "heads": 2, "head_dim": 16, )"
+                       R"("forward_ms_median": {}, "forward_backward_ms_median": {}}})",
+                       encoding, length, forward, total);
   };
-  write_file_atomically(dir + "/a.json", fmt::format(R"({{"inputs": "random", "results": [{}, {}]}})",
-                                                     result("nope", 0.1, 0.5), result("sba", 0.2, 0.8)));
-  write_file_atomically(dir + "/s.json", fmt::format(R"({{"results": [{}]}})", result("sdpa_flash", 0.1, 0.4)));
+  write_file_atomically(dir + "/a.json",
+                        fmt::format(R"({{"inputs": "random", "results": [{}, {}, {}]}})", result("nope", 64, 0.1, 0.5),
+                                    result("sba", 64, 0.2, 0.8), result("nope", 128, 0.2, 0.9)));
+  // SDPA in two files (a later call timed the shape an earlier one did not reach), one repeating a cell.
+  write_file_atomically(dir + "/s.json", fmt::format(R"({{"results": [{}]}})", result("sdpa_flash", 64, 0.1, 0.4)));
+  write_file_atomically(dir + "/s2.json", fmt::format(R"({{"results": [{}]}})", result("sdpa_flash", 128, 0.2, 0.6)));
   write_file_atomically(dir + "/f.json", fmt::format(R"({{"inputs": "far-reaching", "results": [{}, {}]}})",
-                                                     result("sba", 0.5, 1.6), result("nope", 0.1, 0.5)));
+                                                     result("sba", 64, 0.5, 1.6), result("nope", 64, 0.1, 0.5)));
   const std::string python = any_python();
   const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/scripts/attention_table.py";
-  auto table = [&](const std::string& far) {  // stderr joined to the captured stdout
-    return run_process({"/bin/sh", "-c", python + " '" + script + "' '" + dir + "/a.json' '" + dir +
-                                             "/s.json' --ratio --far-reaching '" + dir + "/" + far + "' 2>&1"},
+  auto table = [&](const std::string& sdpa, const std::string& far) {  // stderr joined to the captured stdout
+    return run_process({"/bin/sh", "-c", python + " '" + script + "' '" + dir + "/a.json' " + sdpa +
+                                             " --ratio --far-reaching '" + dir + "/" + far + "' 2>&1"},
                        true);
   };
-  const ProcessResult good = table("f.json");
+  const std::string both = "'" + dir + "/s.json' '" + dir + "/s2.json'";
+  const ProcessResult good = table(both, "f.json");
   CHECK(good.exit_code == 0);
   CHECK_THAT(good.output, Catch::Contains("| B·T·H·D | SDPA | nope | sba | sba far |") &&
-                              Catch::Contains("| 1·64·2·16 | 0.40 | 0.50 1.25× | 0.80 2.00× | 1.60 4.00× |"));
+                              Catch::Contains("| 1·64·2·16 | 0.40 | 0.50 1.25× | 0.80 2.00× | 1.60 4.00× |") &&
+                              Catch::Contains("| 1·128·2·16 | 0.60 | 0.90 1.50× | — | — |"));
   // A run timed with random inputs is refused as the far-reaching column's source.
-  const ProcessResult wrong = table("a.json");
+  const ProcessResult wrong = table(both, "a.json");
   CHECK(wrong.exit_code != 0);
   CHECK_THAT(wrong.output, Catch::Contains("a.json is not a run with --inputs far-reaching"));
+  // Two SDPA files timing the same kernel at the same shape leave no way to choose.
+  const ProcessResult twice = table("'" + dir + "/s.json' '" + dir + "/s.json'", "f.json");
+  CHECK(twice.exit_code != 0);
+  CHECK_THAT(twice.output, Catch::Contains("times sdpa_flash at 1·64·2·16 again"));
 }
 
 TEST_CASE("scripts/kernel_times.py sums each kernel's launches per unit of work from ncu's CSV", "[runner]") {
