@@ -5,11 +5,10 @@ call (or several S, each timing shapes the others do not: a later call's `bench_
 for what an earlier one did not reach). One row per B·T·H·D shape, one column per kernel, the median
 ms of forward+backward (or of the forward, --forward); SDPA first, then the encodings in the order A
 lists them; fla's kernels, where S holds them (bench_sdpa.py --fla), in parentheses beside the
-encoding they implement. With --ratio
-each of our cells also gets its ratio to SDPA (or, for PaTH and PaTH-FoX, to fla where S holds fla).
-With --far-reaching F, a last column "sba far" holds the stick-breaking times of F, a run of
-`bench-attention --inputs far-reaching` (where no key block's weights vanish; A's random inputs
-let its kernels skip all but the nearest blocks).
+encoding they implement. With --ratio each of our cells also gets its ratio to SDPA (or, for PaTH
+and PaTH-FoX, to fla where S holds fla). With --far-reaching F, a last column "sba far" holds the
+stick-breaking times of F, a run of `bench-attention --inputs far-reaching` (where no key block's
+weights vanish; A's random inputs let its kernels skip all but the nearest blocks).
 
 Usage: scripts/attention_table.py A.json S.json [S2.json …] [--forward] [--ratio] [--far-reaching F.json]"""
 import argparse
