@@ -253,11 +253,9 @@ __device__ __forceinline__ void add_outer_product(float* dst, const ChainSmem<S,
   atomic_add_acc(acc, dst + 16 * tile * D + col, D);
 }
 
-// One block per pair of query chunks after span 0 (the pairs with the longest walks first). bf16
-// holds the registers to two blocks a multiprocessor (the tiles take 102 KB at D = 128); fp32's tiles
-// leave room for one.
+// One block per pair of query chunks after span 0 (the pairs with the longest walks first).
 template <typename S, int D>
-__global__ void __launch_bounds__(kChainThreads, sizeof(S) == sizeof(float) ? 1 : 2)
+__global__ void __launch_bounds__(kChainThreads)
     path_query_chain_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
   constexpr int NTD = D / 8;
   using Sm = ChainSmem<S, D>;
@@ -267,6 +265,7 @@ __global__ void __launch_bounds__(kChainThreads, sizeof(S) == sizeof(float) ? 1 
   const int s = int(ws.span_chunks), nch = int(ws.chunks), wg = warp_id() / 4, r0 = 16 * (warp_id() % 4);
   const int pair = block_pairs(false, nch - s, s) - 1 - int(blockIdx.x);
   const int first = s + pair_first_block(false, pair, s), span = first / s, b = first + wg, b0 = b * kChunk;
+  if (first >= nch) return;  // a pair of the last span past its last chunk
   const bool own = pair_owns_block(false, first - s, wg, nch - s, s);
   const bool second_owned = pair_owns_block(false, first - s, 1, nch - s, s);
   const int64_t bh = blockIdx.y, pbase = bh * ws.padded;
