@@ -265,7 +265,7 @@ void add_bench_attention_command(CLI::App& app) {
   cmd->add_option("--repeats", opts->timing.repeats, "timed passes")->check(integer_at_least(1));
   cmd->add_option("--sets", opts->timing.sets, "input sets cycled through")->check(integer_at_least(1));
   cmd->add_option("--path-span-chunks", opts->timing.path_span_chunks,
-                  "chunks per span of PaTH's kernels (0: their own choice, about 0.9·√chunks, at least 4 (or all chunks) and chunks/16)")
+                  "chunks per span of PaTH's kernels (0: their own choice, about 0.9·√chunks, even at head dim 128 from 6 up, at least 4 (or all chunks) and chunks/16)")
       ->check(integer_at_least(0));
   cmd->add_flag("--portable-kernels", opts->timing.portable_kernels,
                "time the portable (mma.sync) kernels even on an H100/H200, where the Hopper (wgmma) forms run by default");

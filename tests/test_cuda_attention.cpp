@@ -711,6 +711,7 @@ TEST_CASE("CUDA attention kernels at a small size", "[cuda][sanitize]") {
     check_sba<float>(sh, true, 503), check_sba<bf16>(sh, true, 504);
     check_path<float>(sh, true, 505), check_path<bf16>(sh, true, 506);
     check_path<float>({1, 330, d}, true, 507, 2), check_path<bf16>({1, 330, d}, false, 508, 2);  // 3 spans
+    check_path<bf16>({1, 420, d}, true, 509, 3);  // spans of 3, 3, 1: query-chain pairs of one chunk, one past the end
   }
 }
 

@@ -8,7 +8,7 @@
 // runs each 64-column half as its own product. At D = 128 the backward runs in blocks of two
 // warpgroups per two key blocks (key_major_backward_pair_hopper_kernel).
 #pragma once
-#include "core/attention/cuda/key_block_pairs.h"
+#include "core/attention/cuda/block_pairs.h"
 #include "core/attention/cuda/key_major_tile.cuh"
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/cuda/wgmma.cuh"
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(tiles::kThreads, 3)
 
 // The backward at D = 128 in blocks of two warpgroups per two key blocks (256 threads, one block per
 // multiprocessor where the kernel above would run two): warpgroup w takes key block kb + w of the
-// pair (key_block_pairs.h) with its own K, V tiles, dK, dV registers and 64 key gates, both share
+// pair (block_pairs.h) with its own K, V tiles, dK, dV registers and 64 key gates, both share
 // each query block's Q, dO tiles and per-row values, and after one barrier warpgroup w forms the
 // 64-column half w of dQ = dS K over the 128 keys (two accumulating K = 64 halves) and adds it with
 // one set of atomics: half the Q, dO copies and half the dq atomics of two one-warpgroup blocks. A
@@ -236,10 +236,10 @@ __global__ void __launch_bounds__(kPairThreads, 1)
   auto sq = [&](int st) { return tile_at(4 + st); };
   auto sdo = [&](int st) { return tile_at(6 + st); };
 
-  const KeyMajorBlock<bf16, O, D, kCausal> blk(a, pair_first_key_block(kCausal, int(blockIdx.x), a.span_blocks));
+  const KeyMajorBlock<bf16, O, D, kCausal> blk(a, pair_first_block(kCausal, int(blockIdx.x), a.span_blocks));
   const int T = blk.T, nblocks = blk.nblocks, k0 = blk.k0;  // k0: the pair's first key
   const int g = warp_id() / 4, w = warp_id() % 4, kb = blk.kb + g;  // this warpgroup's key block
-  const bool own = pair_owns_key_block(kCausal, blk.kb, g, nblocks, a.span_blocks);
+  const bool own = pair_owns_block(kCausal, blk.kb, g, nblocks, a.span_blocks);
   auto issue = [&](int qb) {
     const int st = qb & 1, q0 = qb * kChunk;
     wgmma::load_tile_async<kChunk, D, kPairThreads>(sq(st), blk.q + int64_t(q0) * D, D, T - q0);
@@ -312,7 +312,7 @@ void key_major_backward_hopper(const KeyMajorBackwardArgs<bf16, O>& a, cudaStrea
   static_assert(D == 64 || D == 128, "the Hopper kernels take one or two 64-column panels");
   const int blocks = int((a.length + tiles::kChunk - 1) / tiles::kChunk), span = a.span_blocks;
   if constexpr (D == 128) {
-    const int pairs = key_block_pairs(span == 0, blocks, span);
+    const int pairs = block_pairs(span == 0, blocks, span);
     auto kernel = span == 0 ? key_major_backward_pair_hopper_kernel<O, true>
                             : key_major_backward_pair_hopper_kernel<O, false>;
     launch_kernel_threads(kernel, dim3(unsigned(pairs), unsigned(a.batch_heads)), kPairThreads,

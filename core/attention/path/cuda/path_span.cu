@@ -7,11 +7,12 @@
 //                     the first;
 //   key movers:       K̄ (in-span chunk moves), per chunk;
 //   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (backward);
-//   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per query chunk; the
+//   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per pair of query chunks; the
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
 //                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
 // All but the query chain have Hopper forms (path_span_hopper.cuh).
+#include "core/attention/cuda/block_pairs.h"
 #include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
 #include "core/cuda/hopper.h"
@@ -214,82 +215,100 @@ __global__ void __launch_bounds__(kThreads) path_query_movers_kernel(PathAttenti
 }
 
 // ---- query chain -----------------------------------------------------------------------------------
+// Blocks of two warpgroups, warpgroup w walking query chunk first + w of a pair inside one span
+// (block_pairs.h): both meet the same span transforms F_j, so one copy of F_j serves both and each
+// step's dF_j term is one product over the pair's 128 rows — half the atomics of one block a chunk,
+// which bound the chain (docs/cuda-attention-notes.md v48). A warpgroup without a chunk of its own
+// (an odd span's last pair) keeps G = 0, which adds nothing to dF_j, and stores nothing.
+
+constexpr int kChainThreads = 2 * kThreads;
 
 template <typename S, int D>
 struct ChainSmem {
   static constexpr int ld = stride_of<S>(D);
-  S *g, *q;  // [64, D] the gradient G as an operand, Q⁽ʲ⁾
-  S* f;      // [D, D] F_j, then R_b
+  S *g, *q;  // [128, D] the pair's gradient G as an operand, its Q⁽ʲ⁾ (at the end: warpgroup 1's R_b)
+  S* f;      // [D, D] F_j (at the end: warpgroup 0's R_b)
   size_t bytes;
   __host__ __device__ explicit ChainSmem(unsigned char* base) {
     SmemCarver c{base};
-    g = c.take<S>(tile_elems<S>(kChunk, D));
-    q = c.take<S>(tile_elems<S>(kChunk, D));
+    g = c.take<S>(tile_elems<S>(2 * kChunk, D));
+    q = c.take<S>(tile_elems<S>(2 * kChunk, D));
     f = c.take<S>(tile_elems<S>(D, D));
     bytes = c.offset;
   }
 };
 
-// dst (D×D fp32, row stride D) += Xᵀ G over the chunk's 64 rows (X = sm.q, G = sm.g), rows split
-// over the warps, with atomics.
+// dst (D×D fp32, row stride D) += Xᵀ G over the pair's 128 rows (X = sm.q, G = sm.g) with atomics:
+// 16-row tiles of dst, in column parts of at least 16 columns when there are fewer tiles than warps.
 template <typename S, int D>
 __device__ __forceinline__ void add_outer_product(float* dst, const ChainSmem<S, D>& sm) {
-  constexpr int NTD = D / 8, ld = ChainSmem<S, D>::ld;
-  for (int tile = warp_id(); tile < D / 16; tile += kWarps) {
-    float acc[NTD][4];
-    zero(acc);
-    mma_ss<BLayout::KN, true, NTD, 4>(acc, sm.q + 16 * tile, ld, sm.g, ld);
-    atomic_add_acc(acc, dst + 16 * tile * D, D);
-  }
+  constexpr int NTD = D / 8, ld = ChainSmem<S, D>::ld, row_tiles = D / 16;
+  constexpr int parts = 2 * kWarps / row_tiles < NTD / 2 ? 2 * kWarps / row_tiles : NTD / 2, NT = NTD / parts;
+  const int wp = warp_id();
+  if (wp >= row_tiles * parts) return;
+  const int tile = wp % row_tiles, col = (wp / row_tiles) * 8 * NT;
+  float acc[NT][4];
+  zero(acc);
+  mma_ss<BLayout::KN, true, NT, 2 * kChunk / 16>(acc, sm.q + 16 * tile, ld, sm.g + col, ld);
+  atomic_add_acc(acc, dst + 16 * tile * D + col, D);
 }
 
-// One block per query chunk b after span 0 (the chunks with the longest walks first).
+// One block per pair of query chunks after span 0 (the pairs with the longest walks first).
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads) path_query_chain_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
+__global__ void __launch_bounds__(kChainThreads)
+    path_query_chain_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
   constexpr int NTD = D / 8;
   using Sm = ChainSmem<S, D>;
   constexpr int ld = Sm::ld;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
-  const int s = int(ws.span_chunks), nch = int(ws.chunks), r0 = 16 * warp_id();
-  const int b = nch - 1 - int(blockIdx.x), span = b / s, b0 = b * kChunk;
+  const int s = int(ws.span_chunks), nch = int(ws.chunks), wg = warp_id() / 4, r0 = 16 * (warp_id() % 4);
+  const int pair = block_pairs(false, nch - s, s) - 1 - int(blockIdx.x);
+  const int first = s + pair_first_block(false, pair, s), span = first / s, b = first + wg, b0 = b * kChunk;
+  if (first >= nch) return;  // a pair of the last span past its last chunk
+  const bool own = pair_owns_block(false, first - s, wg, nch - s, s);
+  const bool second_owned = pair_owns_block(false, first - s, 1, nch - s, s);
   const int64_t bh = blockIdx.y, pbase = bh * ws.padded;
-  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };
+  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };  // this warpgroup's chunk
+  S* g_rows = sm.g + (64 * wg + r0) * ld;  // this warp's 16 rows of G
 
   // Across the earlier spans: G⁽⁰⁾ = dQ⁽⁰⁾, G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ, dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾.
   float g[NTD][4];
-  load_acc(g, ws.dqspan + span_rows(0) + r0 * D, D);
+  zero(g);
+  if (own) load_acc(g, ws.dqspan + span_rows(0) + r0 * D, D);
   for (int j = 1; j < span; ++j) {
-    store_acc(g, sm.g + r0 * ld, ld);
-    load_tile_async<S, kChunk, D>(sm.q, ws.qspan + span_rows(j), D, kChunk);
-    load_tile_async<S, D, D>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
+    store_acc(g, g_rows, ld);
+    const int64_t pair_rows = ((bh * ws.spans + j) * ws.padded + first * kChunk) * D;
+    load_tile_async<S, 2 * kChunk, D, kChainThreads>(sm.q, ws.qspan + pair_rows, D, second_owned ? 2 * kChunk : kChunk);
+    load_tile_async<S, D, D, kChainThreads>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
     add_outer_product(ws.dfspan + (bh * ws.spans + j) * D * D, sm);
-    float next[NTD][4];
-    load_acc(next, ws.dqspan + span_rows(j) + r0 * D, D);
-    mma_acc<BLayout::NK>(next, g, sm.f, ld);
-#pragma unroll
-    for (int n = 0; n < NTD; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) g[n][e] = next[n][e];
+    zero(g);
+    if (own) load_acc(g, ws.dqspan + span_rows(j) + r0 * D, D);
+    mma_ss<BLayout::NK, false, NTD, D / 16>(g, g_rows, ld, sm.f, ld);  // G's rounding as an operand either way
     __syncthreads();
   }
   // G is now the gradient of the chunk's queries at their span's start, Q̂_b R_b: dQ̂_b += G R_bᵀ (the
   // in-span pairs added theirs before), and G replaces dQ⁽ˢᵖᵃⁿ⁻¹⁾ for the span gradients' dR_b = Q̂_bᵀ G.
+  // R_b = I for a span's first chunk (warpgroup 0 of a span's first pair); the others' R_b arrive in
+  // sm.f (warpgroup 0) and sm.q (warpgroup 1).
+  for (int w = 0; w < 2; ++w)
+    if (pair_owns_block(false, first - s, w, nch - s, s) && first + w != span * s)
+      load_tile_async<S, D, D, kChainThreads>(w == 0 ? sm.f : sm.q, ws.prefix + (bh * nch + first + w) * D * D, D, D);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncthreads();
+  if (!own) return;
   float dqh[NTD][4];
   float* out = ws.dqh + (pbase + b0 + r0) * D;
   load_acc(dqh, out, D);
-  if (b == span * s) {  // R_b = I
+  if (b == span * s) {
     add_into(dqh, g);
   } else {
     store_acc(g, ws.dqspan + span_rows(span - 1) + r0 * D, D);
-    load_tile_async<S, D, D>(sm.f, ws.prefix + (bh * nch + b) * D * D, D, D);
-    cp_async_commit();
-    cp_async_wait<0>();
-    __syncthreads();
-    mma_acc<BLayout::NK>(dqh, g, sm.f, ld);
+    mma_acc<BLayout::NK>(dqh, g, wg == 0 ? sm.f : sm.q, ld);
   }
   store_acc(dqh, out, D);
 }
@@ -421,10 +440,11 @@ void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorks
 
 template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
-  const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
+  const int pairs = block_pairs(false, int(ws.chunks - ws.span_chunks), int(ws.span_chunks));
+  const dim3 grid(unsigned(pairs), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_kernel(path_query_chain_kernel<S, D>, grid, ChainSmem<S, D>(nullptr).bytes, stream,
-                  "path_query_chain_kernel", a, ws);
+    launch_kernel_threads(path_query_chain_kernel<S, D>, grid, kChainThreads, ChainSmem<S, D>(nullptr).bytes, stream,
+                          "path_query_chain_kernel", a, ws);
   });
 }
 

@@ -59,12 +59,15 @@ struct PathWorkspace {
 
   // Chunks per span: the requested count (at most all chunks), else about 0.9·√chunks — the in-span
   // scan's work grows with the span, the spans' dense D×D work with their number, and on one H100
-  // 0.9·√chunks was fastest at 32, 64 and 128 chunks (docs/cuda-attention-notes.md v34) — but at
-  // least 4 (or all chunks, if fewer: at short sequences the dense work does not pay for itself, v24)
-  // and at least ⌈chunks / 16⌉, so that the workspaces (T·D per span) stay within 16 spans.
+  // 0.9·√chunks was fastest at 32, 64 and 128 chunks (docs/cuda-attention-notes.md v34) — at D = 128
+  // an odd count from 7 up taken down by one, since the key-major pass and the query chain pair a
+  // span's chunks and an odd span leaves a warpgroup idle in each (v49: 7 → 6 paid, 5 → 4 did not);
+  // but at least 4 (or all chunks, if fewer: at short sequences the dense work does not pay for
+  // itself, v24) and at least ⌈chunks / 16⌉, so that the workspaces (T·D per span) stay within 16 spans.
   static int64_t span_chunks_for(const PathAttentionCudaArgs<S>& a, int64_t chunks) {
     if (a.span_chunks > 0) return std::min(a.span_chunks, chunks);
-    const auto near_root = int64_t(0.9 * std::sqrt(double(chunks)) + 0.5);
+    auto near_root = int64_t(0.9 * std::sqrt(double(chunks)) + 0.5);
+    if (a.head_dim == 128 && near_root >= 7) near_root -= near_root % 2;
     return std::min(chunks, std::max({int64_t(4), near_root, (chunks + 15) / 16}));
   }
 
