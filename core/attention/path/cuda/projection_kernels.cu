@@ -1,7 +1,7 @@
 // PaTH's w/β stages on the GPU (projection_kernels.h): one warp per (token, head) for the
 // convolution, SiLU and normalization (each lane's channels held in registers across its two
-// passes); elementwise kernels for β; fixed-order column sums for the convolution kernel's and β
-// bias's gradients.
+// passes); the convolution's backward in one pass over rows; elementwise kernels for β; fixed-order
+// column sums for the convolution kernel's and β bias's gradients.
 #include <cuda_bf16.h>
 
 #include <stdexcept>
@@ -98,31 +98,56 @@ void with_channels_per_lane(int64_t head_dim, const Launch& launch) {
     launch.template operator()<4>();
 }
 
-// dy[t, ch] = Σ_k conv[ch, k] · dz[t + 2 − k, ch] over the positions inside the sequence, into dy
-// and/or dy16.
-__global__ void path_conv_input_grad_kernel(const float* conv, const float* dz, float* dy, bf16* dy16, int64_t batch,
-                                            int64_t length, int64_t channels) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= batch * length * channels) return;
-  const int64_t r = i / channels, ch = i % channels, t = r % length;
-  float acc = 0.0f;
-  for (int k = 0; k < kConvWidth; ++k)
-    if (t + (kConvWidth - 1) - k < length) acc += conv[ch * kConvWidth + k] * dz[(r + (kConvWidth - 1) - k) * channels + ch];
-  store_float_or_bf16(dy, dy16, i, acc);
-}
+// The convolution's backward in one pass over dz and y (each read once):
+//   dy[t, ch] = Σ_k conv[ch, k] · dz[t + 2 − k, ch] over the positions inside the sequence (into dy
+//   and/or dy16), and dconv[ch, k] = Σ_rows dz[r, ch] · y[r − 2 + k, ch] over the rows whose source
+//   lies in the same sequence.
+// Block (32 channels, 8 row groups) of row split blockIdx.y (kColumnSplits of them): thread (x, y)
+// walks its group's consecutive rows in order with dz two rows ahead and y two rows behind in
+// registers; the 8 groups' dconv sums combine in order into partial[split, k·channels + ch], so
+// that finish_column_sums (group = channels) adds the splits in a fixed order into dconv's
+// [channels, kConvWidth] layout.
+constexpr int kConvGroups = 8;
 
-// dconv[ch, k] = Σ_rows dz[r, ch] · y[r − 2 + k, ch] (rows whose source lies in the same sequence),
-// as column col = k·channels + ch, so that neighbouring columns read neighbouring channels (the sums
-// land in dconv's [channels, kConvWidth] order through column_sums' group).
-struct ConvKernelGradient {
-  const float *y, *dz;
-  int64_t length, channels;
-  __device__ float operator()(int64_t r, int64_t col) const {
-    const int64_t ch = col % channels, k = col / channels;
-    if (r % length - (kConvWidth - 1) + k < 0) return 0.0f;
-    return dz[r * channels + ch] * y[(r - (kConvWidth - 1) + k) * channels + ch];
+__global__ void path_conv_backward_kernel(const float* y, const float* conv, const float* dz, float* dy, bf16* dy16,
+                                          float* partial, int64_t rows, int64_t length, int64_t channels) {
+  __shared__ float sums[kConvWidth][kConvGroups][33];
+  const int64_t ch = int64_t(blockIdx.x) * 32 + threadIdx.x;
+  const int64_t per_split = (rows + gridDim.y - 1) / gridDim.y, per_group = (per_split + kConvGroups - 1) / kConvGroups;
+  const int64_t split_end = min(rows, (int64_t(blockIdx.y) + 1) * per_split);
+  const int64_t begin = int64_t(blockIdx.y) * per_split + threadIdx.y * per_group, end = min(split_end, begin + per_group);
+  float acc[kConvWidth] = {};
+  if (ch < channels && begin < end) {
+    auto dz_at = [&](int64_t r) { return r < rows ? dz[r * channels + ch] : 0.0f; };
+    auto y_at = [&](int64_t r) { return r >= 0 ? y[r * channels + ch] : 0.0f; };
+    float c[kConvWidth], ahead[kConvWidth], behind[kConvWidth];  // ahead[j] = dz[r + j], behind[k] = y[r − 2 + k]
+    for (int k = 0; k < kConvWidth; ++k) {
+      c[k] = conv[ch * kConvWidth + k];
+      ahead[k] = dz_at(begin + k);
+      behind[k] = k < kConvWidth - 1 ? y_at(begin - (kConvWidth - 1) + k) : 0.0f;
+    }
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t t = r % length;
+      behind[kConvWidth - 1] = y[r * channels + ch];
+      float d = 0.0f;
+      for (int k = 0; k < kConvWidth; ++k)
+        if (t + (kConvWidth - 1) - k < length) d += c[k] * ahead[kConvWidth - 1 - k];
+      store_float_or_bf16(dy, dy16, r * channels + ch, d);
+      for (int k = 0; k < kConvWidth; ++k)
+        if (t - (kConvWidth - 1) + k >= 0) acc[k] += ahead[0] * behind[k];
+      for (int k = 0; k + 1 < kConvWidth; ++k) ahead[k] = ahead[k + 1], behind[k] = behind[k + 1];
+      ahead[kConvWidth - 1] = dz_at(r + kConvWidth);
+    }
   }
-};
+  for (int k = 0; k < kConvWidth; ++k) sums[k][threadIdx.y][threadIdx.x] = acc[k];
+  __syncthreads();
+  if (threadIdx.y < kConvWidth && ch < channels) {
+    const int k = int(threadIdx.y);
+    float total = 0.0f;
+    for (int g = 0; g < kConvGroups; ++g) total += sums[k][g][threadIdx.x];
+    partial[int64_t(blockIdx.y) * kConvWidth * channels + k * channels + ch] = total;
+  }
+}
 
 __global__ void path_beta_forward_kernel(float* pre, const float* bias, float* beta, int64_t batch, int64_t length,
                                          int64_t heads, float cap, bool clip) {
@@ -171,11 +196,11 @@ void path_w_backward(const float* z, const float* norm, const S* dw, float* dz, 
 
 void path_conv_backward(const float* y, const float* conv, const float* dz, float* dy, bf16* dy16, float* dconv,
                         float* scratch, int64_t batch, int64_t length, int64_t channels, cudaStream_t stream) {
-  path_conv_input_grad_kernel<<<blocks_for(batch * length * channels), 256, 0, stream>>>(conv, dz, dy, dy16, batch,
-                                                                                         length, channels);
-  PATHBENCH_CUDA_CHECK_LAUNCH("path_conv_input_grad_kernel");
-  column_sums(ConvKernelGradient{y, dz, length, channels}, batch * length, channels * kConvWidth, scratch, dconv,
-              stream, channels);
+  const dim3 grid(unsigned((channels + 31) / 32), kColumnSplits), block(32, kConvGroups);
+  path_conv_backward_kernel<<<grid, block, 0, stream>>>(y, conv, dz, dy, dy16, scratch, batch * length, length,
+                                                        channels);
+  PATHBENCH_CUDA_CHECK_LAUNCH("path_conv_backward_kernel");
+  finish_column_sums(scratch, kColumnSplits, channels * kConvWidth, dconv, stream, channels);
 }
 
 void path_beta_forward(float* pre, const float* bias, float* beta, int64_t batch, int64_t length, int64_t heads,
