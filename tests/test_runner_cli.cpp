@@ -558,6 +558,58 @@ TEST_CASE("scripts/attention_table.py tables a benchmark run, with stick-breakin
   CHECK_THAT(twice.output, Catch::Contains("times sdpa_flash at 1·64·2·16 again"));
 }
 
+TEST_CASE("scripts/gpu_scoreboard.sh keeps the shapes timed before a failure or the time limit", "[runner]") {
+  // Stand-ins on PATH: a pathbench that writes bench-attention JSON and a python3 that answers
+  // scripts/bench_sdpa.py with one SDPA result a shape (failing at length 128) and runs the rest with
+  // a real interpreter.
+  const std::string dir = fresh_temp_dir("gpu-scoreboard"), bin = dir + "/bin";
+  // the real interpreter's path, found before the stand-in shadows it
+  const ProcessResult found = run_process({"/bin/sh", "-c", "command -v " + any_python()}, true);
+  REQUIRE(found.exit_code == 0);
+  const std::string real_python = found.output.substr(0, found.output.find('\n'));
+  fs::create_directories(bin);
+  auto executable = [&](const std::string& name, const std::string& text) {
+    write_file_atomically(bin + "/" + name, text);
+    fs::permissions(bin + "/" + name, fs::perms::owner_all);
+  };
+  // result NAME LENGTH MS: one result of a 1·LENGTH·2·16 shape; arg OPTION ARGS…: the value after OPTION
+  const std::string helpers = R"sh(
+result() { printf '{"encoding": "%s", "batch": 1, "length": %s, "heads": 2, "head_dim": 16, ' "$1" "$2"
+           printf '"forward_ms_median": 0.1, "forward_backward_ms_median": %s}' "$3"; }
+arg() { want=$1; shift; prev=""; for a in "$@"; do [ "$prev" = "$want" ] && echo "$a"; prev=$a; done; }
+)sh";
+  executable("pathbench", "#!/bin/sh" + helpers + R"sh(out=$(arg --out "$@")
+if [ "$(arg --inputs "$@")" = far-reaching ]; then
+  echo "{\"inputs\": \"far-reaching\", \"results\": [$(result sba 64 1.6), $(result sba 128 2.0)]}" > "$out"
+else
+  echo "{\"inputs\": \"random\", \"results\": [$(result nope 64 0.5), $(result nope 128 0.9)]}" > "$out"
+fi
+)sh");
+  executable("python3", "#!/bin/sh" + helpers + R"sh(if [ "$1" = scripts/bench_sdpa.py ]; then
+  [ "$(arg --shapes "$@")" = 1x128x2x16 ] && { echo "CUDA error" >&2; exit 1; }
+  echo "{\"results\": [$(result sdpa_flash 64 0.4)]}" > "$(arg --out "$@")"
+  exit 0
+fi
+exec ')sh" + real_python + "' \"$@\"\n");
+  auto scoreboard = [&](const std::string& out, int limit) {  // stderr joined to the captured stdout
+    const std::string command = "cd '" + std::string(PATHBENCH_SOURCE_DIR) + "' && PATH='" + bin + "':\"$PATH\" OUT='" +
+                                out + "' PATHBENCH='" + bin + "/pathbench' SHAPES='1x64x2x16 1x128x2x16' LIMIT=" +
+                                std::to_string(limit) + " scripts/gpu_scoreboard.sh 2>&1";
+    return run_process({"/bin/sh", "-c", command}, true);
+  };
+  const ProcessResult good = scoreboard(dir + "/out", 300);
+  CHECK(good.exit_code == 0);
+  CHECK_THAT(good.output, Catch::Contains("bench_sdpa.py at 1x128x2x16 stopped") &&
+                              Catch::Contains("| 1·64·2·16 | 0.40 | 0.50 1.25× | 1.60 4.00× |") &&
+                              Catch::Contains("| 1·128·2·16 | — | 0.90 | 2.00 |"));
+  CHECK(fs::exists(dir + "/out/score/sdpa-1x64x2x16.json"));
+  CHECK_FALSE(fs::exists(dir + "/out/score/sdpa-1x128x2x16.json"));
+  // With no time left for SDPA there is no table, and the exit says so.
+  const ProcessResult late = scoreboard(dir + "/late", 20);
+  CHECK(late.exit_code != 0);
+  CHECK_THAT(late.output, Catch::Contains("no time left for SDPA at 1x64x2x16") && Catch::Contains("no table"));
+}
+
 TEST_CASE("scripts/kernel_times.py sums each kernel's launches per unit of work from ncu's CSV", "[runner]") {
   const std::string dir = fresh_temp_dir("kernel-times");
   // ncu --csv --page raw: its own lines first, then the header, the units line and one row a launch
