@@ -217,9 +217,9 @@ __global__ void __launch_bounds__(kThreads) path_query_movers_kernel(PathAttenti
 // ---- query chain -----------------------------------------------------------------------------------
 // Blocks of two warpgroups, warpgroup w walking query chunk first + w of a pair inside one span
 // (block_pairs.h): both meet the same span transforms F_j, so one copy of F_j serves both and each
-// step's dF_j term is one product over the pair's 128 rows — half the atomics of one block a chunk,
-// which bound the chain (docs/cuda-attention-notes.md v48). A warpgroup without a chunk of its own
-// (an odd span's last pair) keeps G = 0, which adds nothing to dF_j, and stores nothing.
+// step's dF_j term is one product over the pair's 128 rows — half the atomics and F_j copies of one
+// block a chunk (docs/cuda-attention-notes.md v48). A warpgroup without a chunk of its own (an odd
+// span's last pair) keeps G = 0, which adds nothing to dF_j, and stores nothing.
 
 constexpr int kChainThreads = 2 * kThreads;
 
@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(kChainThreads)
   const bool own = pair_owns_block(false, first - s, wg, nch - s, s);
   const bool second_owned = pair_owns_block(false, first - s, 1, nch - s, s);
   const int64_t bh = blockIdx.y, pbase = bh * ws.padded;
-  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };  // this warpgroup's chunk
+  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };  // this warpgroup's
   S* g_rows = sm.g + (64 * wg + r0) * ld;  // this warp's 16 rows of G
 
   // Across the earlier spans: G⁽⁰⁾ = dQ⁽⁰⁾, G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ, dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾.
@@ -279,7 +279,8 @@ __global__ void __launch_bounds__(kChainThreads)
   for (int j = 1; j < span; ++j) {
     store_acc(g, g_rows, ld);
     const int64_t pair_rows = ((bh * ws.spans + j) * ws.padded + first * kChunk) * D;
-    load_tile_async<S, 2 * kChunk, D, kChainThreads>(sm.q, ws.qspan + pair_rows, D, second_owned ? 2 * kChunk : kChunk);
+    const int pair_valid = second_owned ? 2 * kChunk : kChunk;  // zeros past the pair's own rows
+    load_tile_async<S, 2 * kChunk, D, kChainThreads>(sm.q, ws.qspan + pair_rows, D, pair_valid);
     load_tile_async<S, D, D, kChainThreads>(sm.f, ws.fspan + (bh * ws.spans + j) * D * D, D, D);
     cp_async_commit();
     cp_async_wait<0>();
@@ -296,7 +297,8 @@ __global__ void __launch_bounds__(kChainThreads)
   // sm.f (warpgroup 0) and sm.q (warpgroup 1).
   for (int w = 0; w < 2; ++w)
     if (pair_owns_block(false, first - s, w, nch - s, s) && first + w != span * s)
-      load_tile_async<S, D, D, kChainThreads>(w == 0 ? sm.f : sm.q, ws.prefix + (bh * nch + first + w) * D * D, D, D);
+      load_tile_async<S, D, D, kChainThreads>(w == 0 ? sm.f : sm.q, ws.prefix + (bh * nch + first + w) * D * D, D,
+                                              D);
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();
