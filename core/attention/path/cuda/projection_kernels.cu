@@ -115,7 +115,8 @@ __global__ void path_conv_backward_kernel(const float* y, const float* conv, con
   const int64_t ch = int64_t(blockIdx.x) * 32 + threadIdx.x;
   const int64_t per_split = (rows + gridDim.y - 1) / gridDim.y, per_group = (per_split + kConvGroups - 1) / kConvGroups;
   const int64_t split_end = min(rows, (int64_t(blockIdx.y) + 1) * per_split);
-  const int64_t begin = int64_t(blockIdx.y) * per_split + threadIdx.y * per_group, end = min(split_end, begin + per_group);
+  const int64_t begin = int64_t(blockIdx.y) * per_split + threadIdx.y * per_group;
+  const int64_t end = min(split_end, begin + per_group);
   float acc[kConvWidth] = {};
   if (ch < channels && begin < end) {
     auto dz_at = [&](int64_t r) { return r < rows ? dz[r * channels + ch] : 0.0f; };
