@@ -266,10 +266,10 @@ __global__ void __launch_bounds__(kChainThreads)
   const int pair = block_pairs(false, nch - s, s) - 1 - int(blockIdx.x);
   const int first = s + pair_first_block(false, pair, s), span = first / s, b = first + wg, b0 = b * kChunk;
   if (first >= nch) return;  // a pair of the last span past its last chunk
-  const bool own = pair_owns_block(false, first - s, wg, nch - s, s);
-  const bool second_owned = pair_owns_block(false, first - s, 1, nch - s, s);
+  // warpgroup 0 has its chunk from here on; warpgroup 1 where the pair's second chunk is its own
+  const bool second_owned = pair_owns_block(false, first - s, 1, nch - s, s), own = wg == 0 || second_owned;
   const int64_t bh = blockIdx.y, pbase = bh * ws.padded;
-  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };  // this warpgroup's
+  auto span_rows = [&](int j) { return ((bh * ws.spans + j) * ws.padded + b0) * D; };  // its chunk in slot j
   S* g_rows = sm.g + (64 * wg + r0) * ld;  // this warp's 16 rows of G
 
   // Across the earlier spans: G⁽⁰⁾ = dQ⁽⁰⁾, G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ, dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾.
@@ -295,8 +295,8 @@ __global__ void __launch_bounds__(kChainThreads)
   // in-span pairs added theirs before), and G replaces dQ⁽ˢᵖᵃⁿ⁻¹⁾ for the span gradients' dR_b = Q̂_bᵀ G.
   // R_b = I for a span's first chunk (warpgroup 0 of a span's first pair); the others' R_b arrive in
   // sm.f (warpgroup 0) and sm.q (warpgroup 1).
-  for (int w = 0; w < 2; ++w)
-    if (pair_owns_block(false, first - s, w, nch - s, s) && first + w != span * s)
+  for (int w = 0; w < (second_owned ? 2 : 1); ++w)
+    if (first + w != span * s)
       load_tile_async<S, D, D, kChainThreads>(w == 0 ? sm.f : sm.q, ws.prefix + (bh * nch + first + w) * D * D, D,
                                               D);
   cp_async_commit();
