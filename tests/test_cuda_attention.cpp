@@ -488,8 +488,10 @@ TEST_CASE("an H100/H200 runs the Hopper kernels when the build holds sm_90a code
   REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess);
   REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess);
 #ifdef PATHBENCH_CUDA_SM90A
+  CHECK(cuda::hopper_kernels_built());
   CHECK(cuda::hopper_kernels_available() == (major == 9 && minor == 0));
 #else
+  CHECK_FALSE(cuda::hopper_kernels_built());
   CHECK_FALSE(cuda::hopper_kernels_available());
 #endif
   {
@@ -505,11 +507,11 @@ TEST_CASE("an H100/H200 runs the Hopper kernels when the build holds sm_90a code
     const int64_t before = cuda::hopper_launches();
     check_softmax<bf16>({2, 200, 64}, true, 701);
     CHECK(cuda::hopper_launches() == before + 2);
-    // PaTH at D = 64: the forward's span transforms and key movers; the backward's query movers,
-    // cross-span pairs, in-span scan, span gradients, local a and local b (the prep, the forward
-    // scan and the query chain stay portable)
+    // PaTH at D = 64: the forward's span transforms, key and query movers and its pass over the pairs
+    // across spans; the backward's cross-span pairs, in-span scan, span gradients, local a and local b
+    // (the prep, the forward's in-span scan and the query chain stay portable)
     check_path<bf16>({2, 600, 64}, true, 703, 3);
-    CHECK(cuda::hopper_launches() == before + 2 + 8);
+    CHECK(cuda::hopper_launches() == before + 2 + 9);
   }
 }
 
@@ -626,10 +628,15 @@ TEST_CASE("PaTH's CUDA forward alone lays out less workspace than a forward kept
     a.for_backward = false;
     const size_t alone = cuda::path_attention_forward_workspace_bytes(a);
     // Three [BH, chunks, 64, 64] bf16 arrays (A⁻¹ as two parts, M; the backward forms X, strict_lower(W Kᵀ)
-    // and tril(Q Wᵀ) again) and the [BH, chunks, D, D] prefixes (256-byte alignment aside).
+    // and tril(Q Wᵀ) again), the [BH, chunks, D, D] prefixes and the [BH, spans, Tp, D] queries Q⁽ʲ⁾;
+    // where the build holds the Hopper kernels, at D = 64 and 128, the cross-span pass's [BH, Tp, D]
+    // output and [BH, Tp] log-sum-exp in fp32 (256-byte alignment aside).
     const size_t chunk_blocks = size_t(4 * 16 * 64 * 64), prefixes = size_t(4 * 16 * d * d);
-    CHECK(kept - alone >= 3 * sizeof(bf16) * chunk_blocks + sizeof(bf16) * prefixes);
-    CHECK(kept - alone < 3 * sizeof(bf16) * chunk_blocks + sizeof(bf16) * prefixes + 4 * 256);
+    const size_t span_queries = size_t(4 * 4 * 1024 * d);
+    const size_t cross_span = cuda::hopper_kernels_built() && d >= 64 ? size_t(4 * 1024 * (d + 1)) : 0;
+    const size_t left_out = sizeof(bf16) * (3 * chunk_blocks + prefixes + span_queries) + sizeof(float) * cross_span;
+    CHECK(kept - alone >= left_out);
+    CHECK(kept - alone < left_out + 7 * 256);
   }
 }
 
@@ -670,35 +677,49 @@ TEST_CASE("CUDA PaTH backward with spans of several chunks", "[cuda]") {
   });
 }
 
-// A forward alone (evaluation) leaves out what only the backward reads; what it writes is what the
-// forward kept for its backward writes, by the same operations: o and the log-sum-exp bit-identical.
+// A forward alone (evaluation) leaves out what only the backward reads. Where both scan every pair
+// (every portable form, and Hopper's but for bf16 at D = 64 and 128 over several spans) what it
+// writes is what the forward kept for its backward writes, by the same operations: o and the
+// log-sum-exp bit-identical. Where the kept forward takes the pairs across spans in its Hopper pass
+// of their own, the two agree up to rounding.
 template <typename S>
 void check_path_forward_alone(const Shape& sh, bool with_gate, uint64_t seed, int64_t span_chunks) {
   INFO(precision_name<S>() << " BH " << sh.bh << " T " << sh.T << " D " << sh.D << " gate " << with_gate << " span "
                            << span_chunks);
   PathCase<S> c(sh, with_gate, seed, span_chunks, PathRegime{});
   c.run();
+  // Several spans: more chunks than a span holds (the automatic span is 4 chunks up to 19 chunks).
+  const bool kept_split = std::is_same_v<S, bf16> && (sh.D == 64 || sh.D == 128) && cuda::hopper_kernels() &&
+                          (sh.T + 63) / 64 > (span_chunks > 0 ? span_chunks : 4);
+  INFO("the kept forward splits its pairs: " << kept_split);
   cuda::PathAttentionCudaArgs<S> alone = c.a;
   alone.for_backward = false;
   DeviceWorkspace fws(cuda::path_attention_forward_workspace_bytes(alone));
   DeviceArray<S> o(c.n);
   DeviceArray<float> lse(c.rows);
   cuda::path_attention_forward(alone, o.get(), lse.get(), fws.get(), nullptr);
-  CHECK(o.download() == c.o.download());
-  CHECK(lse.download() == c.lse.download());
+  if (kept_split) {
+    CHECK_CLOSE_WITHIN("o", o.download(), c.o.download(), kTolerance<S>);
+    CHECK_CLOSE_WITHIN("lse", lse.download(), c.lse.download(), kTolerance<S>);
+  } else {
+    CHECK(o.download() == c.o.download());
+    CHECK(lse.download() == c.lse.download());
+  }
   CHECK_THROWS_WITH(cuda::path_attention_backward(alone, o.get(), lse.get(), fws.get(), c.ddo.get(), c.dq.get(),
                                                   c.dk.get(), c.dv.get(), c.dw.get(), c.db.get(),
                                                   with_gate ? c.dg.get() : nullptr, c.bws.get(), nullptr),
                     Catch::Contains("its forward ran alone"));
 }
 
-TEST_CASE("CUDA PaTH forward alone gives the forward's outputs bit for bit and refuses a backward", "[cuda]") {
-  uint64_t seed = 470;
-  for (const Shape& sh : std::vector<Shape>{{2, 37, 16}, {2, 600, 32}, {3, 257, 64}, {1, 777, 128}})
-    for (bool gate : {false, true}) {
-      check_path_forward_alone<float>(sh, gate, seed++, 2);  // spans of 2 chunks: prefixes where T > 128
-      check_path_forward_alone<bf16>(sh, gate, seed++, 0);
-    }
+TEST_CASE("CUDA PaTH forward alone gives the forward's outputs and refuses a backward", "[cuda]") {
+  for_each_kernel_form([] {
+    uint64_t seed = 470;
+    for (const Shape& sh : std::vector<Shape>{{2, 37, 16}, {2, 600, 32}, {3, 257, 64}, {1, 777, 128}})
+      for (bool gate : {false, true}) {
+        check_path_forward_alone<float>(sh, gate, seed++, 2);  // spans of 2 chunks: prefixes where T > 128
+        check_path_forward_alone<bf16>(sh, gate, seed++, 0);   // 257: 2 spans of 4 chunks, 777: 4
+      }
+  });
 }
 
 // One small ragged case per kernel and precision; the sanitizer runs (memcheck, racecheck) use this.

@@ -37,6 +37,14 @@ bool current_device_is_hopper() {
 
 }  // namespace
 
+bool hopper_kernels_built() {
+#ifdef PATHBENCH_CUDA_SM90A
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool hopper_kernels_available() {
 #ifdef PATHBENCH_CUDA_SM90A
   return current_device_is_hopper();

@@ -7,6 +7,9 @@
 
 namespace pathbench::cuda {
 
+// Whether this build holds the Hopper kernels (asks no device: host code that sizes buffers for
+// them may call it without a GPU).
+bool hopper_kernels_built();
 // Whether this build and the current device can run the Hopper kernels.
 bool hopper_kernels_available();
 // Whether the kernels that have a Hopper form use it now: available and not switched off.

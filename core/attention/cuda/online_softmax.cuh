@@ -91,6 +91,18 @@ struct OnlineSoftmax {
     }
   }
 
+  // Takes up a softmax over other keys that a pass left with store(): o becomes its normalized rows
+  // (fp32, from `partial`, row stride ld) and each row's base its log-sum-exp (natural log, from
+  // `partial_lse`) in log₂ units, so that the weights so far sum to one (a row's sum sits in the
+  // quad's first thread).
+  template <int NTD>
+  __device__ __forceinline__ void resume(float (&o)[NTD][4], const float* partial, const float* partial_lse, int ld) {
+    load_acc(o, partial, ld);
+    const int g = lane_id() / 4;
+    m[0] = partial_lse[g] * kLog2e, m[1] = partial_lse[g + 8] * kLog2e;
+    l[0] = l[1] = lane_id() % 4 == 0 ? 1.f : 0.f;
+  }
+
   // Normalizes o and returns each row's natural-log log-sum-exp in lse.
   template <int NTD>
   __device__ __forceinline__ void finish(float (&o)[NTD][4], float (&lse)[2]) {
@@ -111,6 +123,39 @@ struct OnlineSoftmax {
     finish(o, row_lse);
     store_acc(o, out, ld, valid);
     store_row_pair(lse_out, row_lse, valid);
+  }
+};
+
+// The softmax of a forward kernel over the warp's 16 query rows (from q0 + 16·warp): the online
+// softmax, the rows' output in registers (o: accumulator layout, 8·NTD columns) and their log gates.
+// Per key block the kernel turns its Q·Kᵀ into probabilities with weigh() and adds them times V
+// into o; store() ends it.
+template <int NTD>
+struct SoftmaxRows {
+  OnlineSoftmax state;
+  float o[NTD][4];
+  float row_gate[2];  // c_i of the thread's two rows (0 without gates)
+  float unit, ratio;  // s·log₂e, g / s
+
+  __device__ __forceinline__ SoftmaxRows(float scale, float gate_scale, const float* gate, int q0, int T)
+      : unit(scale * kLog2e), ratio(gate_scale / scale) {
+    row_gates(row_gate, gate, q0, T);
+    zero(o);
+  }
+  // x: the warp's Q·Kᵀ against one key block (key_gate: its c_j, else null), the diagonal block
+  // masked; on return its unnormalized probabilities, with o rescaled where a row's base moved.
+  __device__ __forceinline__ void weigh(float (&x)[8][4], bool diagonal, const float* key_gate) {
+    causal_logits(x, diagonal, row_gate, key_gate, ratio);
+    state.update(x, o, unit);
+  }
+  // OnlineSoftmax::resume into o.
+  __device__ __forceinline__ void resume(const float* partial, const float* partial_lse, int ld) {
+    state.resume(o, partial, partial_lse, ld);
+  }
+  // OnlineSoftmax::store of o.
+  template <typename S>
+  __device__ __forceinline__ void store(S* out, float* lse_out, int64_t ld, int valid) {
+    state.store(o, out, lse_out, ld, valid);
   }
 };
 

@@ -1,8 +1,9 @@
-// PaTH attention backward, CUDA (algorithm in path_kernels.h): the pass that queues, after the prep
-// and the span kernels of path_span.cu, the cross-span pairs (key_major_backward.cuh), the in-span
-// scan (path_span_scan.cuh), the query chain and span gradients (path_span.cu) and the per-chunk
-// kernels local a (path_local_a.cuh) and local b (path_local_b.cuh), each in its Hopper form where
-// it has one (the *_hopper.cuh files) and hopper_kernels() holds.
+// PaTH attention backward, CUDA (algorithm in path_kernels.h): the pass that queues, on what the
+// forward's prep and span kernels left (path_forward.cu, path_span.cu), the cross-span pairs
+// (key_major_backward.cuh), the in-span scan (path_span_scan.cuh), the query chain and span
+// gradients (path_span.cu) and the per-chunk kernels local a (path_local_a.cuh) and local b
+// (path_local_b.cuh), each in its Hopper form where it has one (the *_hopper.cuh files) and
+// hopper_kernels() holds.
 #include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/cuda/key_major_backward.cuh"
 #include "core/attention/path/cuda/path_local_a.cuh"
@@ -102,6 +103,20 @@ void launch_local_b(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w
   });
 }
 
+// Zeroes the rows of dQ⁽ʲ⁾ that the key-major pass adds to: in slot j of every slice those of the
+// query chunks after span j (the rows the forward's query movers filled in Q⁽ʲ⁾), one strided memset
+// a slot.
+template <typename S>
+void zero_span_query_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, cudaStream_t stream) {
+  const size_t row_bytes = size_t(a.head_dim) * sizeof(float), slice_bytes = size_t(w.spans * w.padded) * row_bytes;
+  for (int64_t j = 0; j + 1 < w.spans; ++j) {
+    const int64_t first = (j + 1) * w.span_chunks * kChunk;  // the first query row after span j
+    check_cuda(cudaMemset2DAsync(w.dqspan + (j * w.padded + first) * a.head_dim, slice_bytes, 0,
+                                 size_t(w.padded - first) * row_bytes, size_t(a.batch_heads), stream),
+               "path_attention_backward (cuda): zero dQ of the span queries");
+  }
+}
+
 }  // namespace
 
 template <typename S>
@@ -126,7 +141,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   check_cuda(cudaMemsetAsync(w.dqh, 0, rows * d * sizeof(float), stream), fn);
   check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * d * d * sizeof(float), stream), fn);
   check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), stream), fn);
-  launch_path_query_movers(a, w, stream);
+  zero_span_query_gradients(a, w, stream);
 
   KeyMajorBackwardArgs<S, float> km;  // pairs across spans: Q⁽ʲ⁾ against K̄
   km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;

@@ -1,8 +1,11 @@
-// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan; the
-// backward kernels live in path_backward.cu. Algorithm: path_kernels.h and docs/design.md §4.
-// Both stay portable on Hopper: a wgmma form of the forward scan was 4–20 % slower there
-// (cuda-attention-notes v35).
+// PaTH attention, CUDA: the per-chunk prep kernel (UT transform) and the forward scan, and the
+// forward pass that queues them with the span kernels; the backward kernels live in
+// path_backward.cu. Algorithm: path_kernels.h and docs/design.md §4. Both kernels stay portable on
+// Hopper (a wgmma form of the whole scan was 4–20 % slower there, cuda-attention-notes v35); where
+// the workspace is kept for a backward, Hopper takes the pairs across spans in the cross-span
+// kernel (path_cross_span_hopper.cuh) and the scan only its query chunk's own span.
 #include "core/attention/cuda/online_softmax.cuh"
+#include "core/attention/path/cuda/path_cross_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
 #include "core/error.h"
 
@@ -273,11 +276,13 @@ struct ForwardSmem {
   }
 };
 
+// own_span_only: the cross-span kernel has left each row's softmax over the earlier spans' keys in
+// ws.ocross, ws.lsecross; the scan takes it up and visits only the query chunk's own span.
 // bf16 at D = 64 is held to 168 registers (no spills), so that three blocks fit on a multiprocessor
 // (72.5 KB of shared memory each); 216 registers allowed two.
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads, std::is_same_v<S, bf16> && D == 64 ? 3 : 0)
-    path_forward_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* o, float* lse) {
+    path_forward_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* o, float* lse, bool own_span_only) {
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = ForwardSmem<S, D>;
   constexpr int ld = Sm::ld, kStages = Sm::stages;
@@ -285,6 +290,8 @@ __global__ void __launch_bounds__(kThreads, std::is_same_v<S, bf16> && D == 64 ?
   const Sm sm(smem_raw);
   const int T = int(a.length), nch = int(ws.chunks), qb = nch - 1 - int(blockIdx.x), s = int(ws.span_chunks);
   const int q0 = qb * kChunk, r0 = 16 * warp_id(), own_first = qb / s * s;
+  const bool split = wgmma::kHasHopperForm<S, D> && own_span_only;  // only the Hopper forms split
+  const int last = split ? qb - own_first : qb;                      // the last iteration
   const int64_t bh = blockIdx.y, base = bh * T, pbase = bh * ws.padded;
   const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
   auto crosses_span = [&](int kb) { return kb > 0 && kb % s == 0; };  // U ← U F_{kb/s} after chunk kb
@@ -312,19 +319,15 @@ __global__ void __launch_bounds__(kThreads, std::is_same_v<S, bf16> && D == 64 ?
   issue(0);
   cp_async_commit();
 
-  const float scale2 = a.scale * kLog2e, ratio = a.gate_scale / a.scale;
-  float row_gate[2];
-  row_gates(row_gate, gate, q0, T);
   float u[NTD][4];  // the warp's queries, moved to the start of the key chunk being visited
   load_acc(u, ws.qh + (pbase + q0 + r0) * D, D);
-  OnlineSoftmax sm_state;
-  float acc_o[NTD][4];
-  zero(acc_o);
-  for (int it = 0; it <= qb; ++it) {
+  SoftmaxRows<NTD> rows(a.scale, a.gate_scale, gate, q0, T);
+  if (split && own_first > 0) rows.resume(ws.ocross + (pbase + q0 + r0) * D, ws.lsecross + pbase + q0 + r0, D);
+  for (int it = 0; it <= last; ++it) {
     cp_async_wait<0>();
     __syncthreads();
     if constexpr (kStages == 2) {
-      if (it < qb) issue(it + 1);
+      if (it < last) issue(it + 1);
       cp_async_commit();
     }
     const int st = it % kStages, kb = qb - it, k0 = kb * kChunk, so = st * Sm::stage_elems;
@@ -353,17 +356,16 @@ __global__ void __launch_bounds__(kThreads, std::is_same_v<S, bf16> && D == 64 ?
         multiply_square(u, f.p, f.ld);
       }
     }
-    causal_logits(x, it == 0, row_gate, gate ? sm.gate + st * kChunk : nullptr, ratio);
-    sm_state.update(x, acc_o, scale2);
-    mma_acc<BLayout::KN>(acc_o, x, sm.v + so, ld);
+    rows.weigh(x, it == 0, gate ? sm.gate + st * kChunk : nullptr);
+    mma_acc<BLayout::KN>(rows.o, x, sm.v + so, ld);
     if constexpr (kStages == 1) {
       __syncthreads();
-      if (it < qb) issue(it + 1);
+      if (it < last) issue(it + 1);
       cp_async_commit();
     }
   }
   const int row0 = q0 + r0;
-  sm_state.store(acc_o, o + (base + row0) * D, lse + base + row0, D, T - row0);
+  rows.store(o + (base + row0) * D, lse + base + row0, D, T - row0);
 }
 
 }  // namespace
@@ -385,9 +387,19 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   });
   launch_path_span_transforms(a, w, stream);
   launch_path_key_movers(a, w, stream);
+  if (a.for_backward) launch_path_query_movers(a, w, stream);
   with_head_dim(a.head_dim, [&]<int D>() {
+    bool own_span_only = false;
+    if constexpr (wgmma::kHasHopperForm<S, D>) {
+      if (w.cross_span_room && choose_hopper_form()) {
+        const dim3 later(unsigned(w.chunks - w.span_chunks), unsigned(a.batch_heads));  // query chunks after span 0
+        launch_kernel(cross_span::path_cross_span_forward_hopper_kernel<D>, later,
+                      cross_span::CrossSpanTiles<D>::bytes, stream, "path_cross_span_forward_hopper_kernel", a, w);
+        own_span_only = true;
+      }
+    }
     launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
-                  w, o, lse);
+                  w, o, lse, own_span_only);
   });
 }
 

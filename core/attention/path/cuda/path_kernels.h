@@ -10,12 +10,14 @@
 //     are formed as dense D×D matrices, and keys are moved to their span's end (K̄);
 //   forward (per query chunk): scan key chunks leftwards with an online softmax. Inside the query
 //     chunk's own span the queries cross each chunk by one rank-64 update U ← U − (U Wᵀ) Y; the
-//     keys of an earlier span j then meet the fixed U as K̄, and U crosses span j as U ← U F_j;
-//   backward (path_backward.cu, path_span.cu): it reads the prep and span outputs that the forward
-//     left in its workspace. Queries are materialized at the end of every earlier span (Q⁽ʲ⁾:
-//     Q̂_m R_m to their own span's start, then U ← U F_j). A logit whose key
-//     lies in an earlier span is the plain product Q⁽ʲ⁾ K̄ᵀ, so those pairs (all but about 1/spans
-//     of them) run through the FlashAttention-2 backward of key_major_backward.cuh. Pairs inside
+//     keys of an earlier span j then meet the fixed U as K̄, and U crosses span j as U ← U F_j.
+//     A forward kept for its backward also materializes the queries at the end of every earlier
+//     span (Q⁽ʲ⁾: Q̂_m R_m to their own span's start, then U ← U F_j): a logit whose key lies in an
+//     earlier span is then the plain product Q⁽ʲ⁾ K̄ᵀ, and on Hopper (bf16, D = 64 and 128) a
+//     softmax-style kernel takes those pairs and the scan only the query chunk's own span;
+//   backward (path_backward.cu, path_span.cu): it reads the prep and span outputs and the Q⁽ʲ⁾
+//     that the forward left in its workspace. The pairs across spans (all but about 1/spans of
+//     them) run through the FlashAttention-2 backward of key_major_backward.cuh. Pairs inside
 //     one span take the chunk scan that moves keys rightwards (K̃ ← K̃ − (K̃ Wᵀ) Xᵀ W) storing ≤ s
 //     key states per resident block, accumulating dK̂, dV and the gradient of every chunk product
 //     P. A chain kernel carries dQ⁽ʲ⁾ back through the F_j (dF_j) and the prefixes (dQ̂), a span
@@ -47,9 +49,11 @@ struct PathAttentionCudaArgs {
 };
 
 // Bytes of the forward's workspace. The forward leaves there what the backward reads instead of
-// recomputing it (the prep outputs, the span transforms and prefixes, K̄): keep it untouched from a
-// forward to its backward. A forward alone (for_backward false) lays out and writes only what the
-// forward itself reads: about half the prep kernel's stores, and no prefixes.
+// recomputing it (the prep outputs, the span transforms and prefixes, K̄, Q⁽ʲ⁾): keep it untouched
+// from a forward to its backward. A forward alone (for_backward false) lays out and writes only
+// what the forward itself reads: about half the prep kernel's stores, no prefixes and no Q⁽ʲ⁾; it
+// scans every pair as the portable scan does, so its outputs may differ from a kept forward's on
+// Hopper by rounding.
 template <typename S>
 size_t path_attention_forward_workspace_bytes(const PathAttentionCudaArgs<S>& a);
 

@@ -6,7 +6,8 @@
 //   span transforms:  F_j and the prefixes R_m (R_m for the backward only), one block per span after
 //                     the first;
 //   key movers:       K̄ (in-span chunk moves), per chunk;
-//   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (backward);
+//   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (forward, for the backward
+//                     and the forward's cross-span pass);
 //   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per pair of query chunks; the
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
@@ -181,8 +182,7 @@ __global__ void __launch_bounds__(kThreads) path_key_movers_kernel(PathAttention
   store_acc(u, ws.kbar + row * D, D);
 }
 
-// Query chunk x = s + blockIdx.x (after span 0) to the end of every earlier span: Q⁽ʲ⁾, its dQ⁽ʲ⁾
-// rows zeroed.
+// Query chunk x = s + blockIdx.x (after span 0) to the end of every earlier span: Q⁽ʲ⁾.
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads) path_query_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
   constexpr int NTD = D / 8;
@@ -201,14 +201,10 @@ __global__ void __launch_bounds__(kThreads) path_query_movers_kernel(PathAttenti
     multiply_square(u, sm.f, Sm::ld);
     __syncthreads();
   };
-  float zeros[NTD][4];
-  zero(zeros);
   load_acc(u, ws.qh + row * D, D);  // to its span's start = span − 1's end: Q̂ R_x
   if (x > span * s) multiply_by(ws.prefix + (bh * ws.chunks + x) * D * D);
   for (int j = span - 1;; --j) {
-    const int64_t at = (bh * ws.spans + j) * ws.padded + x * kChunk + r0;
-    store_acc(u, ws.qspan + at * D, D);
-    store_acc(zeros, ws.dqspan + at * D, D);
+    store_acc(u, ws.qspan + ((bh * ws.spans + j) * ws.padded + x * kChunk + r0) * D, D);
     if (j == 0) break;
     multiply_by(ws.fspan + (bh * ws.spans + j) * D * D);
   }

@@ -54,9 +54,8 @@ __device__ __forceinline__ void multiply_square_hopper(float (&u)[D / 8][4], con
   wgmma::fence_operands(fu);
 }
 
-// Query chunk x = s + blockIdx.x (after span 0) to the end of every earlier span: Q⁽ʲ⁾, its dQ⁽ʲ⁾
-// rows zeroed. Its matrices in the order they multiply: R_x (unless x starts its span), then
-// F_{span−1}, …, F_1.
+// Query chunk x = s + blockIdx.x (after span 0) to the end of every earlier span: Q⁽ʲ⁾. Its matrices
+// in the order they multiply: R_x (unless x starts its span), then F_{span−1}, …, F_1.
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     path_query_movers_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
@@ -85,12 +84,8 @@ __global__ void __launch_bounds__(kThreads)
     ++step;
   };
   if (prefix) multiply();
-  float zeros[NTD][4];
-  zero(zeros);
   for (int j = span - 1;; --j) {
-    const int64_t at = (bh * ws.spans + j) * ws.padded + x * kChunk + r0;
-    store_acc(u, ws.qspan + at * D, D);
-    store_acc(zeros, ws.dqspan + at * D, D);
+    store_acc(u, ws.qspan + ((bh * ws.spans + j) * ws.padded + x * kChunk + r0) * D, D);
     if (j == 0) break;
     multiply();
   }

@@ -8,6 +8,7 @@
 #pragma once
 #include "core/attention/cuda/tiles.cuh"
 #include "core/attention/path/cuda/path_kernels.h"
+#include "core/cuda/hopper.h"
 #include "core/error.h"
 
 #include <algorithm>
@@ -21,6 +22,7 @@ struct PathWorkspace {
   int64_t span_chunks = 1, spans = 1;  // chunks per span s, spans ⌈chunks / s⌉
   int state_blocks = 0;            // resident blocks of the in-span key scan, each with its own key states
   bool for_backward = true;        // false: the buffers marked (backward) below are null and not written
+  bool cross_span_room = false;    // the forward's workspace holds ocross and lsecross (below)
   // The forward's workspace, kept for the backward. Prep outputs:
   S* qh = nullptr;        // [BH, Tp, D] queries moved to their chunk's start
   S* kh = nullptr;        // [BH, Tp, D] keys moved to their chunk's end
@@ -39,6 +41,12 @@ struct PathWorkspace {
   S* prefix = nullptr;    // [BH, chunks, D, D] R_m = P_{m−1} ⋯ P_first of m's span (spans after the first)
                           //   (backward)
   S* kbar = nullptr;      // [BH, Tp, D] K̄: keys moved to their span's end
+  S* qspan = nullptr;     // [BH, spans, Tp, D] Q⁽ʲ⁾: queries of later spans moved to span j's end (backward)
+  // Where the forward takes the pairs across spans in a pass of their own (path_forward.cu: bf16 at
+  // D = 64 and 128 on Hopper), that pass's partial result; laid out where the build holds the Hopper
+  // kernels (cross_span_room), so that the workspace's size asks no device:
+  float* ocross = nullptr;    // [BH, Tp, D] each query's output over the keys of earlier spans (normalized)
+  float* lsecross = nullptr;  // [BH, Tp] and its log-sum-exp (natural log)
   // The backward's own workspace:
   float* delta = nullptr;    // [BH, T] rowsum(dO ∘ O)
   float* dqh = nullptr;      // [BH, Tp, D] dQ̂ (atomics)
@@ -47,8 +55,7 @@ struct PathWorkspace {
   float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
   S* states = nullptr;       // [state_blocks, s, 64, D] key states K̃ of the key chunk in flight
-  S* qspan = nullptr;        // [BH, spans, Tp, D] Q⁽ʲ⁾: queries of later spans moved to span j's end
-  float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the mover zeroes the rows it writes), then
+  float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the rows of Q⁽ʲ⁾ are zeroed first), then
                              //   in slot span − 1 the gradient G of the queries at their span's start
   float* dkbar = nullptr;    // [BH, Tp, D] dK̄
   float* dfspan = nullptr;   // [BH, spans, D, D] dF_j (atomics)
@@ -77,7 +84,9 @@ struct PathWorkspace {
         padded(chunks * tiles::kChunk),
         span_chunks(span_chunks_for(a, chunks)),
         spans((chunks + span_chunks - 1) / span_chunks),
-        for_backward(a.for_backward) {}
+        for_backward(a.for_backward),
+        cross_span_room(a.for_backward && spans > 1 && std::is_same_v<S, tiles::bf16> &&
+                        (a.head_dim == 64 || a.head_dim == 128) && hopper_kernels_built()) {}
 
   // Lays the forward's buffers over `base` and returns their bytes (sizes only when base is null);
   // a forward alone (for_backward false) leaves the backward's out.
@@ -96,6 +105,9 @@ struct PathWorkspace {
     fspan = c.take<S>(bh * spans * d * d);
     for_backward_only(prefix, bh * chunks * d * d);
     kbar = c.take<S>(rows * d);
+    for_backward_only(qspan, bh * spans * padded * d);
+    ocross = cross_span_room ? c.take<float>(rows * d) : nullptr;
+    lsecross = cross_span_room ? c.take<float>(rows) : nullptr;
     return c.bytes();
   }
 
@@ -112,7 +124,6 @@ struct PathWorkspace {
     dcc = c.take<float>(rows);
     dpm = c.take<float>(bh * chunks * d * d);
     states = c.take<S>(int64_t(blocks) * span_chunks * tiles::kChunk * d);
-    qspan = c.take<S>(bh * spans * padded * d);
     dqspan = c.take<float>(bh * spans * padded * d);
     dkbar = c.take<float>(rows * d);
     dfspan = c.take<float>(bh * spans * d * d);
@@ -155,13 +166,12 @@ void check_path_args(const PathAttentionCudaArgs<S>& a, const char* function) {
 // workspace is kept for a backward) prefix for every span after the first;
 template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// kbar for every key chunk;
+// kbar for every key chunk; (when kept for a backward) qspan for every query chunk after span 0.
 template <typename S>
 void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// backward: qspan (with its dqspan rows zeroed) for every query chunk after span 0;
 template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then through
+// Backward: dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then through
 // its prefix into dqh (that span-start gradient is kept in dqspan for the span gradients);
 template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);

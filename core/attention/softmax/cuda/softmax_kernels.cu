@@ -53,12 +53,7 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
   issue(0);
   cp_async_commit();
 
-  const float scale2 = a.scale * kLog2e, ratio = a.gate_scale / a.scale;
-  float row_gate[2];
-  row_gates(row_gate, gate, q0, T);
-  OnlineSoftmax sm;
-  float acc_o[NTD][4];
-  zero(acc_o);
+  SoftmaxRows<NTD> rows(a.scale, a.gate_scale, gate, q0, T);
   for (int kb = 0; kb <= qb; ++kb) {
     cp_async_wait<0>();
     __syncthreads();
@@ -68,11 +63,10 @@ __global__ void __launch_bounds__(kThreads) softmax_forward_kernel(SoftmaxAttent
     float x[8][4];
     zero(x);
     mma_ss<BLayout::NK, false, 8, KTD>(x, sq + 16 * w * ld, ld, sk + st * L::tile, ld);
-    causal_logits(x, kb == qb, row_gate, gate ? sgate + st * kChunk : nullptr, ratio);
-    sm.update(x, acc_o, scale2);
-    mma_acc<BLayout::KN>(acc_o, x, sv + st * L::tile, ld);
+    rows.weigh(x, kb == qb, gate ? sgate + st * kChunk : nullptr);
+    mma_acc<BLayout::KN>(rows.o, x, sv + st * L::tile, ld);
   }
-  sm.store(acc_o, o + (base + blk.row0) * D, lse + base + blk.row0, D, T - blk.row0);
+  rows.store(o + (base + blk.row0) * D, lse + base + blk.row0, D, T - blk.row0);
 }
 
 // The forward on Hopper (bf16, D = 64 or 128): the same loop, with S = Q Kᵀ (both K-major) and
@@ -110,22 +104,16 @@ __global__ void __launch_bounds__(kThreads, 2)
   issue(0);
   cp_async_commit();
 
-  const float scale2 = a.scale * kLog2e, ratio = a.gate_scale / a.scale;
-  float row_gate[2];
-  row_gates(row_gate, gate, q0, T);
-  OnlineSoftmax sm;
-  float acc_o[NTD][4];
-  zero(acc_o);
+  SoftmaxRows<NTD> rows(a.scale, a.gate_scale, gate, q0, T);
   for (int kb = 0; kb <= qb; ++kb) {
     wgmma::next_stage(kb < qb, [&] { issue(kb + 1); });
     const int st = kb & 1;
     float x[8][4];
     wgmma::rows_by_rows<D>(x, tile.q(), tile.k(st));
-    causal_logits(x, kb == qb, row_gate, gate ? sgate + st * kChunk : nullptr, ratio);
-    sm.update(x, acc_o, scale2);
-    wgmma::add_regs_by_tile<D>(acc_o, x, tile.v(st));
+    rows.weigh(x, kb == qb, gate ? sgate + st * kChunk : nullptr);
+    wgmma::add_regs_by_tile<D>(rows.o, x, tile.v(st));
   }
-  sm.store(acc_o, o + (base + blk.row0) * D, lse + base + blk.row0, D, T - blk.row0);
+  rows.store(o + (base + blk.row0) * D, lse + base + blk.row0, D, T - blk.row0);
 #else
   __trap();  // launched only where hopper_kernels() holds
 #endif
