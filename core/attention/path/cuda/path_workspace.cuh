@@ -166,13 +166,14 @@ void check_path_args(const PathAttentionCudaArgs<S>& a, const char* function) {
 // workspace is kept for a backward) prefix for every span after the first;
 template <typename S>
 void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// kbar for every key chunk; (when kept for a backward) qspan for every query chunk after span 0.
+// kbar for every key chunk;
 template <typename S>
 void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
+// (when the workspace is kept for a backward) qspan for every query chunk after span 0.
 template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// Backward: dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then through
-// its prefix into dqh (that span-start gradient is kept in dqspan for the span gradients);
+// Backward: dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then
+// through its prefix into dqh (that span-start gradient is kept in dqspan for the span gradients);
 template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
 // dfspan and the queries' prefix gradients pushed to the dP of each span's chunks.
