@@ -104,7 +104,7 @@ void launch_local_b(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w
 }
 
 // Zeroes the rows of dQ⁽ʲ⁾ that the key-major pass adds to: in slot j of every slice those of the
-// query chunks after span j (the rows the forward's query movers filled in Q⁽ʲ⁾), one strided memset
+// query chunks after span j (the rows the forward filled in Q⁽ʲ⁾), one strided memset
 // a slot.
 template <typename S>
 void zero_span_query_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, cudaStream_t stream) {

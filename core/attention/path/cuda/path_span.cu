@@ -6,13 +6,14 @@
 //   span transforms:  F_j and the prefixes R_m (R_m for the backward only), one block per span after
 //                     the first;
 //   key movers:       K̄ (in-span chunk moves), per chunk;
-//   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (forward, for the backward
-//                     and the forward's cross-span pass);
+//   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (forward, for the backward),
+//                     where the forward's Hopper cross-span pass does not (it moves its query tile
+//                     itself, path_cross_span_hopper.cuh);
 //   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per pair of query chunks; the
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
 //                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
-// All but the query chain have Hopper forms (path_span_hopper.cuh).
+// All but the query chain and the query movers have Hopper forms (path_span_hopper.cuh).
 #include "core/attention/cuda/block_pairs.h"
 #include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
@@ -425,12 +426,6 @@ template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (wgmma::kHasHopperForm<S, D>) {
-      if (choose_hopper_form())
-        return launch_kernel(span_hopper::path_query_movers_hopper_kernel<D>, grid,
-                             span_hopper::MoverHopperLayout<D>::bytes, stream, "path_query_movers_hopper_kernel", a,
-                             ws);
-    }
     launch_kernel(path_query_movers_kernel<S, D>, grid, QueryMoverSmem<S, D>(nullptr).bytes, stream,
                   "path_query_movers_kernel", a, ws);
   });

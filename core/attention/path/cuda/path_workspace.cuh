@@ -169,7 +169,8 @@ void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWo
 // kbar for every key chunk;
 template <typename S>
 void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// (when the workspace is kept for a backward) qspan for every query chunk after span 0.
+// (when the workspace is kept for a backward and the Hopper cross-span pass does not run) qspan for
+// every query chunk after span 0.
 template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
 // Backward: dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then
