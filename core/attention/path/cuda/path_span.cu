@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(kChainThreads)
     __syncthreads();
   }
   // G is now the gradient of the chunk's queries at their span's start, Q̂_b R_b: dQ̂_b += G R_bᵀ (the
-  // in-span pairs added theirs before), and G replaces dQ⁽ˢᵖᵃⁿ⁻¹⁾ for the span gradients' dR_b = Q̂_bᵀ G.
+  // in-span pairs added theirs before), and G goes to gstart for the span gradients' dR_b = Q̂_bᵀ G.
   // R_b = I for a span's first chunk (warpgroup 0 of a span's first pair); the others' R_b arrive in
   // sm.f (warpgroup 0) and sm.q (warpgroup 1).
   for (int w = 0; w < (second_owned ? 2 : 1); ++w)
@@ -306,7 +306,7 @@ __global__ void __launch_bounds__(kChainThreads)
   if (b == span * s) {
     add_into(dqh, g);
   } else {
-    store_acc(g, ws.dqspan + span_rows(span - 1) + r0 * D, D);
+    store_acc(g, ws.gstart + (pbase + b0 + r0) * D, D);
     mma_acc<BLayout::NK>(dqh, g, wg == 0 ? sm.f : sm.q, ld);
   }
   store_acc(dqh, out, D);
@@ -350,7 +350,7 @@ __global__ void __launch_bounds__(kGradientThreads) path_span_gradients_kernel(P
   const SpanBlock sp(a, ws);
   const int T = int(a.length), wp = warp_id();
   const int t_row = 16 * (wp % 4), t_col = (wp / 4) * (D / t_parts);  // this warp's part of W_m A
-  const float* span_start_gradient = ws.dqspan + ((sp.bh * ws.spans + sp.j - 1) * ws.padded) * D;  // G of its queries
+  const float* span_start_gradient = ws.gstart + sp.pbase * D;  // G of its queries
 
   const float* df = ws.dfspan + (sp.bh * ws.spans + sp.j) * D * D;
   sm.a.fill([df](int row, int col) { return df[row * D + col]; });

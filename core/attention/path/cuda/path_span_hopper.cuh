@@ -89,7 +89,7 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
   const int T = int(a.length), nch = int(ws.chunks), j = sp.j;
   const int64_t bh = sp.bh, base = sp.base, pbase = sp.pbase;
   const int group = warp_id() / 4, row0 = wgmma::kPanelCols * group + 16 * (warp_id() % 4);  // this warp's rows of A
-  const float* span_start_gradient = ws.dqspan + (bh * ws.spans + j - 1) * ws.padded * D;  // G of its queries
+  const float* span_start_gradient = ws.gstart + bh * ws.padded * D;  // G of its queries
 
   float acc_a[NTD][4];
   load_acc(acc_a, ws.dfspan + ((bh * ws.spans + j) * D + row0) * D, D);
