@@ -15,8 +15,9 @@ namespace pathbench::cuda::cross_span {
 using namespace tiles;
 
 // Swizzled tiles from the aligned start of shared memory: two query tiles (Q⁽ʲ⁾ in one; the other
-// takes the rows of the matrix it is multiplied by next, 64 at a time, then the product), two stages
-// of K̄ and V, then two stages of 64 key gates.
+// takes the first 64 rows of the matrix it is multiplied by next, then the product), two stages of K̄
+// and V (at D = 128 a K̄ tile no product needs takes that matrix's other 64 rows), then two stages
+// of 64 key gates.
 template <int D>
 struct CrossSpanTiles {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D);
@@ -34,32 +35,28 @@ __device__ __forceinline__ void load_rows_of_square(bf16* into, const bf16* m, i
   wgmma::load_tile_async<kChunk, D>(into, m + piece * kChunk * D, D, kChunk);
 }
 
-// The query tile q (Q⁽ʲ⁾, [64, D]) times the D × D matrix m into the tile `next`, which holds m's
-// first 64 rows (their copies started) when it is called; m's later rows take `next` in turn. The
-// product is stored into `next` (bf16) and at the global rows `out` (this warp's 16, row stride D).
+// The query tile q (Q⁽ʲ⁾, [64, D]) times a D × D matrix M whose rows 64·p … are on their way into
+// the tiles m_rows[p] (p < D/64; m_rows[0] is the other query tile), stored into m_rows[0] (bf16)
+// and at the global rows `out` (this warp's 16, row stride D). Its barriers order every warp's
+// reads of q and of the row tiles before the tiles are written again.
 template <int D>
-__device__ __forceinline__ void move_query_tile(const bf16* q, bf16* next, const bf16* m, bf16* out) {
+__device__ __forceinline__ void move_query_tile(const bf16* q, bf16* const (&m_rows)[D / kChunk], bf16* out) {
+  cp_async_wait<0>();
+  wgmma::fence_shared_for_tensor_cores();
+  __syncthreads();
   float u[D / 8][4];  // this warp's 16 rows of Q⁽ʲ⁾ m
+  wgmma::arrive();
 #pragma unroll
-  for (int piece = 0; piece < D / kChunk; ++piece) {
-    if (piece > 0) {
-      load_rows_of_square<D>(next, m, piece);
-      cp_async_commit();
-    }
-    cp_async_wait<0>();
-    wgmma::fence_shared_for_tensor_cores();
-    __syncthreads();
-    wgmma::arrive();
-    wgmma::issue_rows_by_tile<D>(u, q + piece * kChunk * wgmma::kPanelCols, next, piece > 0);
-    wgmma::commit();
-    wgmma::wait<0>();
-    wgmma::fence_operands(u);
-    __syncthreads();  // every warp's product has read `next` before it is written again
-  }
+  for (int p = 0; p < D / kChunk; ++p)
+    wgmma::issue_rows_by_tile<D>(u, q + p * kChunk * wgmma::kPanelCols, m_rows[p], p > 0);
+  wgmma::commit();
+  wgmma::wait<0>();
+  wgmma::fence_operands(u);
+  __syncthreads();
   const int r0 = 16 * warp_id();
 #pragma unroll
   for (int h = 0; h < D / wgmma::kPanelCols; ++h)
-    wgmma::store_acc<kChunk>(wgmma::panel(u, h), next + h * kChunk * wgmma::kPanelCols, r0);
+    wgmma::store_acc<kChunk>(wgmma::panel(u, h), m_rows[0] + h * kChunk * wgmma::kPanelCols, r0);
   store_acc(u, out, D);
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
@@ -88,15 +85,25 @@ __global__ void __launch_bounds__(kThreads, 2)
     wgmma::load_tile_async<kChunk, D>(tile.v(st), a.v + (base + k0) * D, D, kChunk);
     if (gate) load_row_values_async(tile.gate(st), gate + k0, kChunk, kChunk);
   };
+  // A D × D matrix's rows 64·p … go to the other query tile (p = 0) and at D = 128 (p = 1) to the
+  // K̄ tile of `stage`, which no product reads until that stage's next copies.
+  auto row_tiles = [&](bf16* (&m_rows)[D / kChunk], int query_tile, int stage) {
+    m_rows[0] = tile.q(query_tile);
+    if constexpr (D > kChunk) m_rows[1] = tile.k(stage);
+  };
   int cur = 0;  // the query tile holding Q⁽ʲ⁾
+  bf16* rows_of_m[D / kChunk];
   wgmma::load_tile_async<kChunk, D>(tile.q(0), ws.qh + (pbase + q0) * D, D, kChunk);
   const bool prefix = qb > own_first;  // R_x is the identity where x starts its span
-  const bf16* rx = ws.prefix + (bh * ws.chunks + qb) * D * D;
-  if (prefix) load_rows_of_square<D>(tile.q(1), rx, 0);
+  if (prefix) {
+    const bf16* rx = ws.prefix + (bh * ws.chunks + qb) * D * D;
+    row_tiles(rows_of_m, 1, ((own_first - 1) & 1) ^ 1);  // the stage the first key chunk leaves free
+    for (int p = 0; p < D / kChunk; ++p) load_rows_of_square<D>(rows_of_m[p], rx, p);
+  }
   issue(own_first - 1);
   cp_async_commit();
   if (prefix) {
-    move_query_tile<D>(tile.q(0), tile.q(1), rx, qspan_rows(own - 1));
+    move_query_tile<D>(tile.q(0), rows_of_m, qspan_rows(own - 1));
     cur = 1;
   } else {
     float u[NTD][4];
@@ -109,16 +116,25 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int j = kb / s, st = kb & 1;
     const bool moves_next = j > 0 && kb == j * s;               // the span's last chunk here: Q⁽ʲ⁻¹⁾ follows
     const bool starts_span = j > 0 && kb == (j + 1) * s - 1;    // F_j's first rows start loading
+    const bf16* fj = fspan + j * D * D;
     wgmma::next_stage(kb > 0 || starts_span, [&] {
       if (kb > 0) issue(kb - 1);
-      if (starts_span) load_rows_of_square<D>(tile.q(cur ^ 1), fspan + j * D * D, 0);
+      if (starts_span) load_rows_of_square<D>(tile.q(cur ^ 1), fj, 0);
     });
     float x[8][4];
     wgmma::rows_by_rows<D>(x, tile.q(cur), tile.k(st));
+    if (moves_next) {
+      row_tiles(rows_of_m, cur ^ 1, st);
+      if constexpr (D > kChunk) {  // F_j's second 64 rows into this K̄ tile, read by every warp now
+        __syncthreads();
+        load_rows_of_square<D>(rows_of_m[1], fj, 1);
+        cp_async_commit();
+      }
+    }
     rows.weigh(x, false, gate ? tile.gate(st) : nullptr);
     wgmma::add_regs_by_tile<D>(rows.o, x, tile.v(st));
     if (moves_next) {
-      move_query_tile<D>(tile.q(cur), tile.q(cur ^ 1), fspan + j * D * D, qspan_rows(j - 1));
+      move_query_tile<D>(tile.q(cur), rows_of_m, qspan_rows(j - 1));
       cur ^= 1;
     }
   }
