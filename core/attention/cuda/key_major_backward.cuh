@@ -2,8 +2,9 @@
 // attention (softmax_kernels.cu) and PaTH's cross-span pass (path_backward.cu): one block per 64
 // keys streams the query blocks that see them through a two-stage cp.async pipeline, recomputes
 // P = exp(s·qᵀk + bias − lse) and dS = P ∘ (dP − δ), keeps dK and dV in registers and adds s·dS·K
-// into an fp32 dQ accumulator with atomics. This is the portable form (mma.sync, any GPU the build
-// targets); on Hopper, bf16 at D = 64 and 128 goes to the wgmma form (key_major_backward_hopper.cuh).
+// into a dQ accumulator (fp32, or bf16 where the caller asks: key_major_tile.cuh) with atomics.
+// This is the portable form (mma.sync, any GPU the build targets); on Hopper, bf16 at D = 64 and
+// 128 goes to the wgmma form (key_major_backward_hopper.cuh).
 #pragma once
 #include <type_traits>
 
@@ -29,8 +30,8 @@ struct KeyMajorLayout {
 };
 
 // kCausal: a.span_blocks == 0 (a compile-time switch: the D = 128 kernel is at the register limit).
-template <typename S, typename O, int D, bool kCausal>
-__global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(KeyMajorBackwardArgs<S, O> a) {
+template <typename S, typename O, typename A, int D, bool kCausal>
+__global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(KeyMajorBackwardArgs<S, O, A> a) {
   using namespace tiles;
   using L = KeyMajorLayout<S, D>;
   constexpr int NTD = D / 8, KTD = D / 16, ld = L::ld, lds = L::lds, kStages = L::stages;
@@ -57,7 +58,7 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
   const int64_t bh = blockIdx.y, base = bh * T;
   const int64_t qoff = bh * a.q_slice + (kCausal ? 0 : (kb / a.span_blocks) * a.q_span);
   const S* q = a.q + qoff * D;
-  float* dq = a.dq + qoff * D;
+  A* dq = a.dq + qoff * D;
   const S* dout = a.d_o + base * D;
   const float* gate = a.gate ? a.gate + base : nullptr;
 
@@ -135,16 +136,16 @@ __global__ void __launch_bounds__(tiles::kThreads) key_major_backward_kernel(Key
 
 // Queues the kernel: one block per key block and slice; the Hopper form for bf16 at D = 64 and 128
 // where hopper_kernels() holds.
-template <typename S, typename O>
-void key_major_backward(const KeyMajorBackwardArgs<S, O>& a, int64_t head_dim, cudaStream_t stream) {
+template <typename S, typename O, typename A>
+void key_major_backward(const KeyMajorBackwardArgs<S, O, A>& a, int64_t head_dim, cudaStream_t stream) {
   const dim3 grid(unsigned((a.length + tiles::kChunk - 1) / tiles::kChunk), unsigned(a.batch_heads));
   with_head_dim(head_dim, [&]<int D>() {
     if constexpr (wgmma::kHasHopperForm<S, D>) {
-      if (choose_hopper_form()) return detail::key_major_backward_hopper<O, D>(a, stream);
+      if (choose_hopper_form()) return detail::key_major_backward_hopper<O, A, D>(a, stream);
     }
     using L = detail::KeyMajorLayout<S, D>;
-    auto kernel = a.span_blocks == 0 ? detail::key_major_backward_kernel<S, O, D, true>
-                                     : detail::key_major_backward_kernel<S, O, D, false>;
+    auto kernel = a.span_blocks == 0 ? detail::key_major_backward_kernel<S, O, A, D, true>
+                                     : detail::key_major_backward_kernel<S, O, A, D, false>;
     launch_kernel(kernel, grid, L::bytes(L::stages), stream, "key_major_backward_kernel", a);
   });
 }

@@ -1,6 +1,6 @@
 // The key-major softmax-attention backward on Hopper (sm_90a, bf16, D = 64 or 128): the algorithm of
 // key_major_backward.cuh — one block per 64 keys streaming the query blocks that see them, P and dS
-// recomputed, dK and dV in registers, s·dS·K added into the fp32 dQ accumulator with atomics — with
+// recomputed, dK and dV in registers, s·dS·K added into the dQ accumulator with atomics — with
 // every product a warpgroup product (wgmma.cuh) that reads its shared operands directly, once per
 // block instead of once per warp: Sᵀ = K Qᵀ and dPᵀ = V dOᵀ (both operands K-major), dV += Pᵀ dO and
 // dK += dSᵀ Q (Pᵀ, dSᵀ from registers, keys × queries; dO, Q N-major), dQ = dS K (the dSᵀ tile
@@ -18,15 +18,15 @@ namespace pathbench::cuda::detail {
 // Key block blockIdx.x of slice blockIdx.y: the query blocks it meets and where its slices start.
 // (The portable kernel keeps these as locals: in this struct its compact form took 204 registers
 // instead of 168.)
-template <typename S, typename O, int D, bool kCausal>
+template <typename S, typename O, typename A, int D, bool kCausal>
 struct KeyMajorBlock {
   int T, nblocks, kb, k0, first;  // first: the first query block that sees these keys
   int64_t base;                   // the slice's first row in [BH, T, ·] tensors
   const S* q;                     // the queries this key block meets (PaTH: span j's moved copies)
-  float* dq;                      // the same rows of the dq accumulator
+  A* dq;                          // the same rows of the dq accumulator
   const S* d_o;
   const float* gate;  // the slice's cumulative log gates, or null
-  __device__ explicit KeyMajorBlock(const KeyMajorBackwardArgs<S, O>& a, int key_block = int(blockIdx.x))
+  __device__ explicit KeyMajorBlock(const KeyMajorBackwardArgs<S, O, A>& a, int key_block = int(blockIdx.x))
       : T(int(a.length)),
         nblocks((T + tiles::kChunk - 1) / tiles::kChunk),
         kb(key_block),
@@ -46,9 +46,9 @@ struct KeyMajorBlock {
 };
 
 // Starts copying the per-row values of the 64 queries from q0 (rows past T get zeros).
-template <typename S, typename O, int D, bool kCausal>
-__device__ __forceinline__ void load_query_rows_async(const QueryRows& rows, const KeyMajorBackwardArgs<S, O>& a,
-                                                      const KeyMajorBlock<S, O, D, kCausal>& blk, int q0) {
+template <typename S, typename O, typename A, int D, bool kCausal>
+__device__ __forceinline__ void load_query_rows_async(const QueryRows& rows, const KeyMajorBackwardArgs<S, O, A>& a,
+                                                      const KeyMajorBlock<S, O, A, D, kCausal>& blk, int q0) {
   using namespace tiles;
   load_row_values_async(rows.lse, a.lse + blk.base + q0, kChunk, blk.T - q0);
   load_row_values_async(rows.delta, a.delta + blk.base + q0, kChunk, blk.T - q0);
@@ -57,9 +57,9 @@ __device__ __forceinline__ void load_query_rows_async(const QueryRows& rows, con
 
 // The key block's dK, dV rows of this warp, from its accumulators: every output
 // row of the slice is written (rows past T, when out_slice pads them, get zeros).
-template <typename S, typename O, int D, bool kCausal, int NT>
-__device__ __forceinline__ void store_key_gradients(const KeyMajorBackwardArgs<S, O>& a,
-                                                    const KeyMajorBlock<S, O, D, kCausal>& blk,
+template <typename S, typename O, typename A, int D, bool kCausal, int NT>
+__device__ __forceinline__ void store_key_gradients(const KeyMajorBackwardArgs<S, O, A>& a,
+                                                    const KeyMajorBlock<S, O, A, D, kCausal>& blk,
                                                     const float (&acc_dk)[NT][4], const float (&acc_dv)[NT][4]) {
   using namespace tiles;
   const int row0 = blk.k0 + 16 * warp_id(), valid = int(a.out_slice) - row0;
@@ -67,9 +67,9 @@ __device__ __forceinline__ void store_key_gradients(const KeyMajorBackwardArgs<S
   store_acc(acc_dk, a.dk + out * D, D, valid, a.scale);
   store_acc(acc_dv, a.dv + out * D, D, valid);
 }
-template <typename S, typename O, int D, bool kCausal>
-__device__ __forceinline__ void store_gate_gradients(const KeyMajorBackwardArgs<S, O>& a,
-                                                     const KeyMajorBlock<S, O, D, kCausal>& blk,
+template <typename S, typename O, typename A, int D, bool kCausal>
+__device__ __forceinline__ void store_gate_gradients(const KeyMajorBackwardArgs<S, O, A>& a,
+                                                     const KeyMajorBlock<S, O, A, D, kCausal>& blk,
                                                      const float (&col_sum)[2]) {
   using namespace tiles;
   if (!a.d_gate) return;
@@ -117,9 +117,9 @@ struct KeyMajorHopperLayout {
 
 // kCausal as for key_major_backward_kernel. Launched at D = 64 (the pair kernel below takes D = 128):
 // three blocks per multiprocessor (60 KB of shared memory each).
-template <typename O, int D, bool kCausal>
+template <typename O, typename A, int D, bool kCausal>
 __global__ void __launch_bounds__(tiles::kThreads, 3)
-    key_major_backward_hopper_kernel(KeyMajorBackwardArgs<bf16, O> a) {
+    key_major_backward_hopper_kernel(KeyMajorBackwardArgs<bf16, O, A> a) {
 #if PATHBENCH_SM90A_DEVICE
   using namespace tiles;
   using L = KeyMajorHopperLayout<D>;
@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(tiles::kThreads, 3)
     return reinterpret_cast<bf16*>(reinterpret_cast<unsigned char*>(first) + st * L::tile);
   };
 
-  const KeyMajorBlock<bf16, O, D, kCausal> blk(a);
+  const KeyMajorBlock<bf16, O, A, D, kCausal> blk(a);
   const int T = blk.T, nblocks = blk.nblocks, k0 = blk.k0, w = warp_id();
   auto issue = [&](int qb) {
     const int st = qb & 1, q0 = qb * kChunk;
@@ -213,9 +213,9 @@ struct KeyMajorPairHopperLayout {
 };
 constexpr int kPairThreads = 2 * tiles::kThreads;
 
-template <typename O, bool kCausal>
+template <typename O, typename A, bool kCausal>
 __global__ void __launch_bounds__(kPairThreads, 1)
-    key_major_backward_pair_hopper_kernel(KeyMajorBackwardArgs<bf16, O> a) {
+    key_major_backward_pair_hopper_kernel(KeyMajorBackwardArgs<bf16, O, A> a) {
 #if PATHBENCH_SM90A_DEVICE
   using namespace tiles;
   using L = KeyMajorPairHopperLayout;
@@ -236,7 +236,7 @@ __global__ void __launch_bounds__(kPairThreads, 1)
   auto sq = [&](int st) { return tile_at(4 + st); };
   auto sdo = [&](int st) { return tile_at(6 + st); };
 
-  const KeyMajorBlock<bf16, O, D, kCausal> blk(a, pair_first_block(kCausal, int(blockIdx.x), a.span_blocks));
+  const KeyMajorBlock<bf16, O, A, D, kCausal> blk(a, pair_first_block(kCausal, int(blockIdx.x), a.span_blocks));
   const int T = blk.T, nblocks = blk.nblocks, k0 = blk.k0;  // k0: the pair's first key
   const int g = warp_id() / 4, w = warp_id() % 4, kb = blk.kb + g;  // this warpgroup's key block
   const bool own = pair_owns_block(kCausal, blk.kb, g, nblocks, a.span_blocks);
@@ -307,19 +307,19 @@ __global__ void __launch_bounds__(kPairThreads, 1)
 
 // Queues the Hopper kernel for head dimension D (64 or 128): at D = 128 the kernel of two warpgroups,
 // over ⌈blocks / 2⌉ pairs (causal) or ⌈span_blocks / 2⌉ pairs a span (across spans).
-template <typename O, int D>
-void key_major_backward_hopper(const KeyMajorBackwardArgs<bf16, O>& a, cudaStream_t stream) {
+template <typename O, typename A, int D>
+void key_major_backward_hopper(const KeyMajorBackwardArgs<bf16, O, A>& a, cudaStream_t stream) {
   static_assert(D == 64 || D == 128, "the Hopper kernels take one or two 64-column panels");
   const int blocks = int((a.length + tiles::kChunk - 1) / tiles::kChunk), span = a.span_blocks;
   if constexpr (D == 128) {
     const int pairs = block_pairs(span == 0, blocks, span);
-    auto kernel = span == 0 ? key_major_backward_pair_hopper_kernel<O, true>
-                            : key_major_backward_pair_hopper_kernel<O, false>;
+    auto kernel = span == 0 ? key_major_backward_pair_hopper_kernel<O, A, true>
+                            : key_major_backward_pair_hopper_kernel<O, A, false>;
     launch_kernel_threads(kernel, dim3(unsigned(pairs), unsigned(a.batch_heads)), kPairThreads,
                           KeyMajorPairHopperLayout::bytes, stream, "key_major_backward_pair_hopper_kernel", a);
   } else {
-    auto kernel = span == 0 ? key_major_backward_hopper_kernel<O, D, true>
-                            : key_major_backward_hopper_kernel<O, D, false>;
+    auto kernel = span == 0 ? key_major_backward_hopper_kernel<O, A, D, true>
+                            : key_major_backward_hopper_kernel<O, A, D, false>;
     launch_kernel(kernel, dim3(unsigned(blocks), unsigned(a.batch_heads)), KeyMajorHopperLayout<D>::bytes, stream,
                   "key_major_backward_hopper_kernel", a);
   }

@@ -12,7 +12,9 @@ namespace pathbench::cuda {
 // Causal (span_blocks = 0): key block kb meets query blocks kb … last, key ≤ query. Spans
 // (span_blocks = s > 0): key block kb of span j = kb / s meets every query of the blocks after its
 // span, whose queries for that span are q + j·q_span (PaTH: queries moved to span j's end).
-template <typename S, typename O>
+// S: the inputs' storage; O: dK's and dV's; A: dQ's accumulator, fp32 unless the caller accepts bf16
+// rounding of each atomic add (PaTH's dQ⁽ʲ⁾ at bf16: half the bytes of its zeroing, atomics and reads).
+template <typename S, typename O, typename A = float>
 struct KeyMajorBackwardArgs {
   int64_t batch_heads = 0, length = 0;  // BH, T
   float scale = 0, gate_scale = 1;      // s, g
@@ -20,7 +22,7 @@ struct KeyMajorBackwardArgs {
   const S* k = nullptr;  // [BH, k_slice, D]
   int64_t k_slice = 0;
   const S* q = nullptr;   // [BH, q_slice, D], span j at + j·q_span rows
-  float* dq = nullptr;    // fp32, zeroed, same layout as q: receives s·dS·K
+  A* dq = nullptr;        // zeroed, same layout as q: receives s·dS·K
   int64_t q_slice = 0, q_span = 0;
   const S* v = nullptr;             // [BH, T, D]
   const S* d_o = nullptr;           // [BH, T, D]

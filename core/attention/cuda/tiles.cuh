@@ -377,6 +377,35 @@ __device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], float*
   }
 }
 
+// atomic_add_acc into a bf16 array (each add rounded to bf16): the same swap of halves, then four
+// contiguous values a thread — one 8-byte vector reduction on sm_90, two bf16-pair atomics elsewhere.
+template <int NT, typename RowMap = SameRow>
+__device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], bf16* dst, int64_t ld, int valid = 16,
+                                               float mul = 1.f, RowMap row_of = {}) {
+  const int g = lane_id() / 4, t = lane_id() % 4;
+  const bool odd = t & 1;
+  const int row = row_of(odd ? g + 8 : g), col = 2 * (t & ~1);
+#pragma unroll
+  for (int n = 0; n < NT; ++n) {
+    const float r0 = __shfl_xor_sync(kFullMask, odd ? acc[n][0] : acc[n][2], 1);
+    const float r1 = __shfl_xor_sync(kFullMask, odd ? acc[n][1] : acc[n][3], 1);
+    const __nv_bfloat162 lo = odd ? __floats2bfloat162_rn(mul * r0, mul * r1)
+                                  : __floats2bfloat162_rn(mul * acc[n][0], mul * acc[n][1]);
+    const __nv_bfloat162 hi = odd ? __floats2bfloat162_rn(mul * acc[n][2], mul * acc[n][3])
+                                  : __floats2bfloat162_rn(mul * r0, mul * r1);
+    if (row >= valid) continue;
+    bf16* at = dst + row * ld + 8 * n + col;
+#if __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.noftz.v2.bf16x2 [%0], {%1, %2};" ::"l"(at),
+                 "r"(*reinterpret_cast<const unsigned*>(&lo)), "r"(*reinterpret_cast<const unsigned*>(&hi))
+                 : "memory");
+#else
+    atomicAdd(reinterpret_cast<__nv_bfloat162*>(at), lo);
+    atomicAdd(reinterpret_cast<__nv_bfloat162*>(at + 2), hi);
+#endif
+  }
+}
+
 // Sum and max over the 4 threads of a quad (the threads sharing a row).
 __device__ __forceinline__ float quad_sum(float x) {
   x += __shfl_xor_sync(kFullMask, x, 1);

@@ -104,11 +104,11 @@ void launch_local_b(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w
 }
 
 // Zeroes the rows of dQ⁽ʲ⁾ that the key-major pass adds to: in slot j of every slice those of the
-// query chunks after span j (the rows the forward's query movers filled in Q⁽ʲ⁾), one strided memset
+// query chunks after span j (the rows the forward filled in Q⁽ʲ⁾), one strided memset
 // a slot.
 template <typename S>
 void zero_span_query_gradients(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, cudaStream_t stream) {
-  const size_t row_bytes = size_t(a.head_dim) * sizeof(float), slice_bytes = size_t(w.spans * w.padded) * row_bytes;
+  const size_t row_bytes = size_t(a.head_dim) * sizeof(S), slice_bytes = size_t(w.spans * w.padded) * row_bytes;
   for (int64_t j = 0; j + 1 < w.spans; ++j) {
     const int64_t first = (j + 1) * w.span_chunks * kChunk;  // the first query row after span j
     check_cuda(cudaMemset2DAsync(w.dqspan + (j * w.padded + first) * a.head_dim, slice_bytes, 0,
@@ -143,7 +143,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), stream), fn);
   zero_span_query_gradients(a, w, stream);
 
-  KeyMajorBackwardArgs<S, float> km;  // pairs across spans: Q⁽ʲ⁾ against K̄
+  KeyMajorBackwardArgs<S, float, S> km;  // pairs across spans: Q⁽ʲ⁾ against K̄, dQ⁽ʲ⁾ in S
   km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;
   km.span_blocks = int(w.span_chunks);
   km.k = w.kbar, km.k_slice = w.padded;

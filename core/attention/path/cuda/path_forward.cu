@@ -387,9 +387,8 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   });
   launch_path_span_transforms(a, w, stream);
   launch_path_key_movers(a, w, stream);
-  if (a.for_backward) launch_path_query_movers(a, w, stream);
   with_head_dim(a.head_dim, [&]<int D>() {
-    bool own_span_only = false;
+    bool own_span_only = false;  // the cross-span pass ran, and stored Q⁽ʲ⁾ on its way
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (w.cross_span_room && choose_hopper_form()) {
         const dim3 later(unsigned(w.chunks - w.span_chunks), unsigned(a.batch_heads));  // query chunks after span 0
@@ -398,6 +397,7 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
         own_span_only = true;
       }
     }
+    if (a.for_backward && !own_span_only) launch_path_query_movers(a, w, stream);
     launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
                   w, o, lse, own_span_only);
   });

@@ -6,13 +6,14 @@
 //   span transforms:  F_j and the prefixes R_m (R_m for the backward only), one block per span after
 //                     the first;
 //   key movers:       K̄ (in-span chunk moves), per chunk;
-//   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (forward, for the backward
-//                     and the forward's cross-span pass);
+//   query movers:     Q⁽ʲ⁾ (Q̂ R_m, then the F_j), per chunk after span 0 (forward, for the backward),
+//                     where the forward's Hopper cross-span pass does not (it moves its query tile
+//                     itself, path_cross_span_hopper.cuh);
 //   query chain:      G⁽ʲ⁾ = dQ⁽ʲ⁾ + G⁽ʲ⁻¹⁾ F_jᵀ with dF_j += Q⁽ʲ⁾ᵀ G⁽ʲ⁻¹⁾, per pair of query chunks; the
 //                     gradient G at the chunk's span start goes to dQ̂ += G Rᵀ and is kept for dR;
 //   span gradients:   with A the gradient of R_{m+1} (A = dF_j at the span's end): dP_m += A R_mᵀ,
 //                     then A ← P_mᵀ A + Q̂_mᵀ G_m, one block per span after the first.
-// All but the query chain have Hopper forms (path_span_hopper.cuh).
+// All but the query chain and the query movers have Hopper forms (path_span_hopper.cuh).
 #include "core/attention/cuda/block_pairs.h"
 #include "core/attention/path/cuda/path_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
@@ -288,7 +289,7 @@ __global__ void __launch_bounds__(kChainThreads)
     __syncthreads();
   }
   // G is now the gradient of the chunk's queries at their span's start, Q̂_b R_b: dQ̂_b += G R_bᵀ (the
-  // in-span pairs added theirs before), and G replaces dQ⁽ˢᵖᵃⁿ⁻¹⁾ for the span gradients' dR_b = Q̂_bᵀ G.
+  // in-span pairs added theirs before), and G goes to gstart for the span gradients' dR_b = Q̂_bᵀ G.
   // R_b = I for a span's first chunk (warpgroup 0 of a span's first pair); the others' R_b arrive in
   // sm.f (warpgroup 0) and sm.q (warpgroup 1).
   for (int w = 0; w < (second_owned ? 2 : 1); ++w)
@@ -305,7 +306,7 @@ __global__ void __launch_bounds__(kChainThreads)
   if (b == span * s) {
     add_into(dqh, g);
   } else {
-    store_acc(g, ws.dqspan + span_rows(span - 1) + r0 * D, D);
+    store_acc(g, ws.gstart + (pbase + b0 + r0) * D, D);
     mma_acc<BLayout::NK>(dqh, g, wg == 0 ? sm.f : sm.q, ld);
   }
   store_acc(dqh, out, D);
@@ -349,7 +350,7 @@ __global__ void __launch_bounds__(kGradientThreads) path_span_gradients_kernel(P
   const SpanBlock sp(a, ws);
   const int T = int(a.length), wp = warp_id();
   const int t_row = 16 * (wp % 4), t_col = (wp / 4) * (D / t_parts);  // this warp's part of W_m A
-  const float* span_start_gradient = ws.dqspan + ((sp.bh * ws.spans + sp.j - 1) * ws.padded) * D;  // G of its queries
+  const float* span_start_gradient = ws.gstart + sp.pbase * D;  // G of its queries
 
   const float* df = ws.dfspan + (sp.bh * ws.spans + sp.j) * D * D;
   sm.a.fill([df](int row, int col) { return df[row * D + col]; });
@@ -425,12 +426,6 @@ template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (wgmma::kHasHopperForm<S, D>) {
-      if (choose_hopper_form())
-        return launch_kernel(span_hopper::path_query_movers_hopper_kernel<D>, grid,
-                             span_hopper::MoverHopperLayout<D>::bytes, stream, "path_query_movers_hopper_kernel", a,
-                             ws);
-    }
     launch_kernel(path_query_movers_kernel<S, D>, grid, QueryMoverSmem<S, D>(nullptr).bytes, stream,
                   "path_query_movers_kernel", a, ws);
   });

@@ -1,6 +1,7 @@
 // PaTH's span kernels on Hopper (sm_90a, bf16, D = 64 or 128), all but the query chain (whose wgmma
-// form timed the same as its portable one, cuda-attention-notes v35): path_span.cu's algorithm with
-// the products as warpgroup products over swizzled tiles. The movers take the keys or queries from
+// form timed the same as its portable one, cuda-attention-notes v35) and the query movers (the
+// forward's cross-span pass does their work on Hopper): path_span.cu's algorithm with
+// the products as warpgroup products over swizzled tiles. The key movers take the keys from
 // registers and load each step's tiles while the step before it multiplies (two stages); the span
 // transforms and gradients keep their D × D matrix in registers, one warpgroup per 64 of its rows.
 #pragma once
@@ -32,66 +33,6 @@ __device__ __forceinline__ void cross_chunk_hopper(float (&u)[D / 8][4], const b
   }
   negate(t);
   wgmma::add_regs_by_tile<D>(u, t, y);
-}
-
-template <int D>
-struct MoverHopperLayout {
-  static constexpr int square = wgmma::tile_bytes(D, D);  // a swizzled [D, D] tile
-  static constexpr size_t bytes = 2 * size_t(square) + wgmma::kSwizzleBytes;  // two stages
-};
-
-// u ← u·M from registers for a swizzled [D, D] tile m (MN-major), waited for.
-template <int D>
-__device__ __forceinline__ void multiply_square_hopper(float (&u)[D / 8][4], const bf16* m) {
-  Frag16<bf16> fu[D / 16];
-  wgmma::to_fragments(fu, u);
-  wgmma::fence_operands(u);
-  wgmma::arrive();
-  wgmma::issue_regs_by_square<D>(u, fu, m);
-  wgmma::commit();
-  wgmma::wait<0>();
-  wgmma::fence_operands(u);
-  wgmma::fence_operands(fu);
-}
-
-// Query chunk x = s + blockIdx.x (after span 0) to the end of every earlier span: Q⁽ʲ⁾. Its matrices
-// in the order they multiply: R_x (unless x starts its span), then F_{span−1}, …, F_1.
-template <int D>
-__global__ void __launch_bounds__(kThreads)
-    path_query_movers_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
-#if PATHBENCH_SM90A_DEVICE
-  constexpr int NTD = D / 8;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
-  auto stage = [smem](int i) { return reinterpret_cast<bf16*>(smem + (i & 1) * MoverHopperLayout<D>::square); };
-  const int s = int(ws.span_chunks), x = s + int(blockIdx.x), span = x / s, r0 = 16 * warp_id();
-  const int64_t bh = blockIdx.y, row = bh * ws.padded + x * kChunk + r0;
-  const int prefix = x > span * s ? 1 : 0, steps = prefix + span - 1;
-  auto issue = [&](int i) {
-    const bf16* m = i < prefix ? ws.prefix + (bh * ws.chunks + x) * D * D
-                               : ws.fspan + (bh * ws.spans + span - 1 - (i - prefix)) * D * D;
-    wgmma::load_tile_async<D, D>(stage(i), m, D, D);
-  };
-  if (steps > 0) issue(0);
-  cp_async_commit();
-
-  float u[NTD][4];
-  load_acc(u, ws.qh + row * D, D);  // to its span's start = span − 1's end: Q̂ R_x
-  int step = 0;
-  auto multiply = [&] {
-    wgmma::next_stage(step + 1 < steps, [&] { issue(step + 1); });
-    multiply_square_hopper<D>(u, stage(step));
-    ++step;
-  };
-  if (prefix) multiply();
-  for (int j = span - 1;; --j) {
-    store_acc(u, ws.qspan + ((bh * ws.spans + j) * ws.padded + x * kChunk + r0) * D, D);
-    if (j == 0) break;
-    multiply();
-  }
-#else
-  __trap();  // launched only where hopper_kernels() holds
-#endif
 }
 
 // Stores this warp's 16 rows (row0 …, D columns) of a D × D matrix into its swizzled bf16 [D, D] tile.
@@ -148,7 +89,7 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
   const int T = int(a.length), nch = int(ws.chunks), j = sp.j;
   const int64_t bh = sp.bh, base = sp.base, pbase = sp.pbase;
   const int group = warp_id() / 4, row0 = wgmma::kPanelCols * group + 16 * (warp_id() % 4);  // this warp's rows of A
-  const float* span_start_gradient = ws.dqspan + (bh * ws.spans + j - 1) * ws.padded * D;  // G of its queries
+  const float* span_start_gradient = ws.gstart + bh * ws.padded * D;  // G of its queries
 
   float acc_a[NTD][4];
   load_acc(acc_a, ws.dfspan + ((bh * ws.spans + j) * D + row0) * D, D);

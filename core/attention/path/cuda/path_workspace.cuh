@@ -55,8 +55,10 @@ struct PathWorkspace {
   float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
   S* states = nullptr;       // [state_blocks, s, 64, D] key states K̃ of the key chunk in flight
-  float* dqspan = nullptr;   // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics; the rows of Q⁽ʲ⁾ are zeroed first), then
-                             //   in slot span − 1 the gradient G of the queries at their span's start
+  S* dqspan = nullptr;       // [BH, spans, Tp, D] dQ⁽ʲ⁾ (atomics, in S: bf16 rounds each add; the rows of
+                             //   Q⁽ʲ⁾ are zeroed first)
+  float* gstart = nullptr;   // [BH, Tp, D] the gradient G of the queries at their span's start (spans
+                             //   after the first)
   float* dkbar = nullptr;    // [BH, Tp, D] dK̄
   float* dfspan = nullptr;   // [BH, spans, D, D] dF_j (atomics)
   S* dm = nullptr;           // [BH, chunks, 64, 64] dM (bf16: its only use is as a product operand)
@@ -124,7 +126,8 @@ struct PathWorkspace {
     dcc = c.take<float>(rows);
     dpm = c.take<float>(bh * chunks * d * d);
     states = c.take<S>(int64_t(blocks) * span_chunks * tiles::kChunk * d);
-    dqspan = c.take<float>(bh * spans * padded * d);
+    dqspan = c.take<S>(bh * spans * padded * d);
+    gstart = c.take<float>(rows * d);
     dkbar = c.take<float>(rows * d);
     dfspan = c.take<float>(bh * spans * d * d);
     dm = c.take<S>(cc);
@@ -169,11 +172,12 @@ void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWo
 // kbar for every key chunk;
 template <typename S>
 void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
-// (when the workspace is kept for a backward) qspan for every query chunk after span 0.
+// (when the workspace is kept for a backward and the Hopper cross-span pass does not run) qspan for
+// every query chunk after span 0.
 template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
 // Backward: dQ⁽ʲ⁾ carried back through the F_j (into dfspan) to each query chunk's span start, then
-// through its prefix into dqh (that span-start gradient is kept in dqspan for the span gradients);
+// through its prefix into dqh (that span-start gradient is kept in gstart for the span gradients);
 template <typename S>
 void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream);
 // dfspan and the queries' prefix gradients pushed to the dP of each span's chunks.
