@@ -288,16 +288,6 @@ __device__ __forceinline__ void issue_rows_by_square_t(float (&acc)[D / 8][4], c
     for (int kt = 0; kt < D / 16; ++kt)
       mma_ss<0, 0>(panel(acc, h), k_major<64>(a, kt), k_major<D>(f + h * 64 * kPanelCols, kt), true);
 }
-// Issues acc (64 × D) = A·F for A (64 × D) in registers (D/16 fragments) and f a swizzled [D, D]
-// tile read MN-major (its rows are the contracted dimension).
-template <int D>
-__device__ __forceinline__ void issue_regs_by_square(float (&acc)[D / 8][4], const tiles::Frag16<bf16> (&a)[D / 16],
-                                                     const bf16* f) {
-#pragma unroll
-  for (int h = 0; h < D / kPanelCols; ++h)
-#pragma unroll
-    for (int kt = 0; kt < D / 16; ++kt) mma_rs<1>(panel(acc, h), a[kt], mn_major<D>(f, h, kt), kt > 0);
-}
 // Issues acc (64 × D) += A·Fᵀ, f read K-major (its rows against A's rows); the 64-row groups of f are
 // 8 KB apart within each of its panels.
 template <int D>
