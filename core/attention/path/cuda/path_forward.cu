@@ -388,7 +388,7 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   launch_path_span_transforms(a, w, stream);
   launch_path_key_movers(a, w, stream);
   with_head_dim(a.head_dim, [&]<int D>() {
-    bool own_span_only = false;  // the cross-span pass ran, and stored Q⁽ʲ⁾ on its way
+    bool own_span_only = false;  // set where the cross-span pass is queued (it stores Q⁽ʲ⁾ too)
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (w.cross_span_room && choose_hopper_form()) {
         const dim3 later(unsigned(w.chunks - w.span_chunks), unsigned(a.batch_heads));  // query chunks after span 0
