@@ -357,44 +357,52 @@ __device__ __forceinline__ void store_acc(const float (&acc)[NT][4], S* dst, int
     if (g + 8 < valid) store_pair(dst + (g + 8) * ld + 8 * n + 2 * t, mul * acc[n][2], mul * acc[n][3]);
   }
 }
+// atomic_add_acc's layout: neighbouring threads swap halves, so that for each 8-column tile n a
+// thread holds four contiguous values of one row — even t: row g, columns 2t … 2t+3; odd t: row g+8,
+// columns 2t−2 … 2t+1 (col below). quad(acc, n, mul) returns mul times them; every lane calls it
+// (shuffles).
+struct RowQuads {
+  bool odd;
+  int row, col;  // this thread's row of the warp's 16 and its first column in each tile
+  __device__ __forceinline__ RowQuads() {
+    const int g = lane_id() / 4, t = lane_id() % 4;
+    odd = t & 1, row = odd ? g + 8 : g, col = 2 * (t & ~1);
+  }
+  template <int NT>
+  __device__ __forceinline__ float4 quad(const float (&acc)[NT][4], int n, float mul) const {
+    const float r0 = __shfl_xor_sync(kFullMask, odd ? acc[n][0] : acc[n][2], 1);
+    const float r1 = __shfl_xor_sync(kFullMask, odd ? acc[n][1] : acc[n][3], 1);
+    return odd ? make_float4(mul * r0, mul * r1, mul * acc[n][2], mul * acc[n][3])
+               : make_float4(mul * acc[n][0], mul * acc[n][1], mul * r0, mul * r1);
+  }
+};
 // Atomically adds mul·acc into an fp32 global tile (row stride ld, a multiple of 4; 16-byte aligned
-// rows), the warp's row r (0..15) into row row_of(r); rows at or past `valid` skipped. Neighbouring
-// threads swap halves first so that each thread adds 4 contiguous values with one vector atomic (half
-// the atomic operations of pairs).
+// rows), the warp's row r (0..15) into row row_of(r); rows at or past `valid` skipped: one vector
+// atomic of four contiguous values a thread (RowQuads; half the atomic operations of pairs).
 template <int NT, typename RowMap = SameRow>
 __device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], float* dst, int64_t ld, int valid = 16,
                                                float mul = 1.f, RowMap row_of = {}) {
-  const int g = lane_id() / 4, t = lane_id() % 4;
-  const bool odd = t & 1;  // even t: row g, columns 2t … 2t+3; odd t: row g+8, columns 2t−2 … 2t+1
-  const int row = row_of(odd ? g + 8 : g), col = 2 * (t & ~1);
+  const RowQuads q;
+  const int row = row_of(q.row);
 #pragma unroll
   for (int n = 0; n < NT; ++n) {
-    const float r0 = __shfl_xor_sync(kFullMask, odd ? acc[n][0] : acc[n][2], 1);
-    const float r1 = __shfl_xor_sync(kFullMask, odd ? acc[n][1] : acc[n][3], 1);
-    const float4 v = odd ? make_float4(mul * r0, mul * r1, mul * acc[n][2], mul * acc[n][3])
-                         : make_float4(mul * acc[n][0], mul * acc[n][1], mul * r0, mul * r1);
-    if (row < valid) atomicAdd(reinterpret_cast<float4*>(dst + row * ld + 8 * n + col), v);
+    const float4 v = q.quad(acc, n, mul);
+    if (row < valid) atomicAdd(reinterpret_cast<float4*>(dst + row * ld + 8 * n + q.col), v);
   }
 }
-
-// atomic_add_acc into a bf16 array (each add rounded to bf16): the same swap of halves, then four
-// contiguous values a thread — one 8-byte vector reduction on sm_90, two bf16-pair atomics elsewhere.
+// The same into a bf16 array (each add rounded to bf16): one 8-byte vector reduction a thread on
+// sm_90, two bf16-pair atomics elsewhere.
 template <int NT, typename RowMap = SameRow>
 __device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], bf16* dst, int64_t ld, int valid = 16,
                                                float mul = 1.f, RowMap row_of = {}) {
-  const int g = lane_id() / 4, t = lane_id() % 4;
-  const bool odd = t & 1;
-  const int row = row_of(odd ? g + 8 : g), col = 2 * (t & ~1);
+  const RowQuads q;
+  const int row = row_of(q.row);
 #pragma unroll
   for (int n = 0; n < NT; ++n) {
-    const float r0 = __shfl_xor_sync(kFullMask, odd ? acc[n][0] : acc[n][2], 1);
-    const float r1 = __shfl_xor_sync(kFullMask, odd ? acc[n][1] : acc[n][3], 1);
-    const __nv_bfloat162 lo = odd ? __floats2bfloat162_rn(mul * r0, mul * r1)
-                                  : __floats2bfloat162_rn(mul * acc[n][0], mul * acc[n][1]);
-    const __nv_bfloat162 hi = odd ? __floats2bfloat162_rn(mul * acc[n][2], mul * acc[n][3])
-                                  : __floats2bfloat162_rn(mul * r0, mul * r1);
+    const float4 v = q.quad(acc, n, mul);
+    const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
     if (row >= valid) continue;
-    bf16* at = dst + row * ld + 8 * n + col;
+    bf16* at = dst + row * ld + 8 * n + q.col;
 #if __CUDA_ARCH__ >= 900
     asm volatile("red.global.add.noftz.v2.bf16x2 [%0], {%1, %2};" ::"l"(at),
                  "r"(*reinterpret_cast<const unsigned*>(&lo)), "r"(*reinterpret_cast<const unsigned*>(&hi))
