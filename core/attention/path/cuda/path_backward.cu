@@ -14,6 +14,7 @@
 #include "core/attention/path/cuda/path_span_scan_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
 #include "core/cuda/hopper.h"
+#include "core/cuda/side_stream.h"
 #include "core/error.h"
 
 #include <stdexcept>
@@ -137,11 +138,20 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   check_workspace(forward_ws, w.carve_forward(forward_ws.data, a), std::string(fn) + " (the forward's workspace)");
   check_workspace(ws, w.carve_backward(ws.data, a, span_scan_blocks(a)), fn);
   const int64_t d = a.head_dim, rows = a.batch_heads * w.padded;
+  // The accumulators are zeroed on a side stream beside the first kernels: dQ⁽ʲ⁾ (which the
+  // key-major pass adds to) beside the row dot, the rest (which the later passes add to) beside the
+  // key-major pass. Without a side stream (a capture that found none made) all of it goes first.
+  SideStream* side = side_stream(stream);
+  const cudaStream_t zeroing = side ? side->stream() : stream;
+  if (side) side->fork(stream);
+  zero_span_query_gradients(a, w, zeroing);
+  if (side) side->mark(0);
+  check_cuda(cudaMemsetAsync(w.dqh, 0, rows * d * sizeof(float), zeroing), fn);
+  check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * d * d * sizeof(float), zeroing), fn);
+  check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), zeroing), fn);
+  if (side) side->mark(1);
   detail::row_dot(d_o, o, w.delta, a.batch_heads * a.length, d, stream);
-  check_cuda(cudaMemsetAsync(w.dqh, 0, rows * d * sizeof(float), stream), fn);
-  check_cuda(cudaMemsetAsync(w.dpm, 0, a.batch_heads * w.chunks * d * d * sizeof(float), stream), fn);
-  check_cuda(cudaMemsetAsync(w.dfspan, 0, a.batch_heads * w.spans * d * d * sizeof(float), stream), fn);
-  zero_span_query_gradients(a, w, stream);
+  if (side) side->wait(stream, 0);
 
   KeyMajorBackwardArgs<S, float, S> km;  // pairs across spans: Q⁽ʲ⁾ against K̄, dQ⁽ʲ⁾ in S
   km.batch_heads = a.batch_heads, km.length = a.length, km.scale = a.scale, km.gate_scale = a.gate_scale;
@@ -151,6 +161,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   km.v = a.v, km.d_o = d_o, km.lse = lse, km.delta = w.delta, km.gate = a.cum_log_gate;
   km.dk = w.dkbar, km.dv = w.dvc, km.d_gate = a.cum_log_gate ? w.dcc : nullptr, km.out_slice = w.padded;
   key_major_backward(km, d, stream);
+  if (side) side->wait(stream, 1);
 
   float* d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr;
   launch_span_scan(a, w, d_o, lse, stream);
