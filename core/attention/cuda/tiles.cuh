@@ -376,41 +376,33 @@ struct RowQuads {
                : make_float4(mul * acc[n][0], mul * acc[n][1], mul * r0, mul * r1);
   }
 };
-// Atomically adds mul·acc into an fp32 global tile (row stride ld, a multiple of 4; 16-byte aligned
-// rows), the warp's row r (0..15) into row row_of(r); rows at or past `valid` skipped: one vector
-// atomic of four contiguous values a thread (RowQuads; half the atomic operations of pairs).
-template <int NT, typename RowMap = SameRow>
-__device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], float* dst, int64_t ld, int valid = 16,
-                                               float mul = 1.f, RowMap row_of = {}) {
-  const RowQuads q;
-  const int row = row_of(q.row);
-#pragma unroll
-  for (int n = 0; n < NT; ++n) {
-    const float4 v = q.quad(acc, n, mul);
-    if (row < valid) atomicAdd(reinterpret_cast<float4*>(dst + row * ld + 8 * n + q.col), v);
-  }
-}
-// The same into a bf16 array (each add rounded to bf16): one 8-byte vector reduction a thread on
-// sm_90, two bf16-pair atomics elsewhere.
-template <int NT, typename RowMap = SameRow>
-__device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], bf16* dst, int64_t ld, int valid = 16,
-                                               float mul = 1.f, RowMap row_of = {}) {
-  const RowQuads q;
-  const int row = row_of(q.row);
-#pragma unroll
-  for (int n = 0; n < NT; ++n) {
-    const float4 v = q.quad(acc, n, mul);
-    const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
-    if (row >= valid) continue;
-    bf16* at = dst + row * ld + 8 * n + q.col;
+// Adds four contiguous values at `at` atomically: into fp32 one vector atomic; into bf16 (each add
+// rounded to bf16) one 8-byte vector reduction on sm_90, two bf16-pair atomics elsewhere.
+__device__ __forceinline__ void atomic_add_quad(float* at, float4 v) { atomicAdd(reinterpret_cast<float4*>(at), v); }
+__device__ __forceinline__ void atomic_add_quad(bf16* at, float4 v) {
+  const __nv_bfloat162 lo = __floats2bfloat162_rn(v.x, v.y), hi = __floats2bfloat162_rn(v.z, v.w);
 #if __CUDA_ARCH__ >= 900
-    asm volatile("red.global.add.noftz.v2.bf16x2 [%0], {%1, %2};" ::"l"(at),
-                 "r"(*reinterpret_cast<const unsigned*>(&lo)), "r"(*reinterpret_cast<const unsigned*>(&hi))
-                 : "memory");
+  asm volatile("red.global.add.noftz.v2.bf16x2 [%0], {%1, %2};" ::"l"(at),
+               "r"(*reinterpret_cast<const unsigned*>(&lo)), "r"(*reinterpret_cast<const unsigned*>(&hi))
+               : "memory");
 #else
-    atomicAdd(reinterpret_cast<__nv_bfloat162*>(at), lo);
-    atomicAdd(reinterpret_cast<__nv_bfloat162*>(at + 2), hi);
+  atomicAdd(reinterpret_cast<__nv_bfloat162*>(at), lo);
+  atomicAdd(reinterpret_cast<__nv_bfloat162*>(at + 2), hi);
 #endif
+}
+// Atomically adds mul·acc into a global tile of fp32 or bf16 A (row stride ld, a multiple of 4; rows
+// aligned to four values), the warp's row r (0..15) into row row_of(r); rows at or past `valid`
+// skipped: one add of four contiguous values a thread (RowQuads; half the atomic operations of
+// pairs).
+template <int NT, typename A, typename RowMap = SameRow>
+__device__ __forceinline__ void atomic_add_acc(const float (&acc)[NT][4], A* dst, int64_t ld, int valid = 16,
+                                               float mul = 1.f, RowMap row_of = {}) {
+  const RowQuads q;
+  const int row = row_of(q.row);
+#pragma unroll
+  for (int n = 0; n < NT; ++n) {
+    const float4 v = q.quad(acc, n, mul);
+    if (row < valid) atomic_add_quad(dst + row * ld + 8 * n + q.col, v);
   }
 }
 
