@@ -12,13 +12,15 @@ class NopeEncoding : public PositionEncoding<S> {
 
   bool reserve(const AttentionDims& dims, Pass pass) override { return attention_.reserve(dims, pass); }
 
-  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
+  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o, const CallerWork& write_qkv) override {
+    queue_caller_work(write_qkv);
     attention_.forward(ctx_, in.q, in.k, in.v, nullptr, 1.0f, o);
   }
 
   void backward(CudaParameters&, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
-                float*) override {
+                float*, const CallerWork& after_dqkv) override {
     attention_.backward(ctx_, in.q, in.k, in.v, nullptr, 1.0f, o, d_o, dq, dk, dv, nullptr);
+    queue_caller_work(after_dqkv);
   }
 
   OpCallTensors<S> op_call() const override { return OpCallTensors<S>("nope"); }
