@@ -100,16 +100,14 @@ void check_encoding(const std::string& name, const json& options, const Attentio
     }
 
   auto x_d = to_device(x, s);
-  auto x16_d = to_device_as<cuda::bf16>(x, s);  // the bf16 copy of x that the layer gives in bf16 mode
   auto q_d = to_device_as<S>(q, s), k_d = to_device_as<S>(k, s), v_d = to_device_as<S>(v, s),
        do_d = to_device_as<S>(d_o, s);
   auto o = poisoned_as<S>(n, s), dq = poisoned_as<S>(n, s), dk = poisoned_as<S>(n, s), dv = poisoned_as<S>(n, s);
   auto dx = to_device(std::vector<float>(nx, 0.0f), s);
   gpu->reserve(dims, cuda::Pass::training);
-  const cuda::AttentionInputs<S> gpu_in{dims, x_d.data(), q_d.data(), k_d.data(), v_d.data(),
-                                       bf16 ? x16_d.data() : nullptr};
-  gpu->forward(gpu_params, gpu_in, o.data(), {});
-  gpu->backward(gpu_params, gpu_in, o.data(), do_d.data(), dq.data(), dk.data(), dv.data(), dx.data(), {});
+  const cuda::AttentionInputs<S> gpu_in{dims, x_d.data(), q_d.data(), k_d.data(), v_d.data()};
+  gpu->forward(gpu_params, gpu_in, o.data());
+  gpu->backward(gpu_params, gpu_in, o.data(), do_d.data(), dq.data(), dk.data(), dv.data(), dx.data());
   ParameterSet<float> grads = layout;
   gpu_params.download(grads);
   std::vector<std::vector<float>> got = {to_host_float(o, n, s), to_host_float(dq, n, s), to_host_float(dk, n, s),

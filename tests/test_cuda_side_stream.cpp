@@ -1,6 +1,5 @@
 // SideStream: its fork and marks order work between the two streams, eagerly and inside a captured
-// graph; a capture that finds no side stream made gets none. Context's branch: its fork and join
-// order work the same way, on a stream and cuBLAS handle of its own. Run with
+// graph; a capture that finds no side stream made gets none. Run with
 // `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
@@ -103,53 +102,6 @@ TEST_CASE("A capture that finds no side stream made gets none", "[cuda]") {
   fresh.join();
   CHECK(error.empty());
   CHECK(found == nullptr);
-}
-
-TEST_CASE("A context's branch runs after its fork, and the context's stream after the join", "[cuda]") {
-  cuda::Context ctx(Precision::bf16);
-  cuda::Context& branch = ctx.branch();
-  CHECK(&ctx.branch() == &branch);  // made once
-  CHECK(branch.stream() != ctx.stream());
-  CHECK(branch.blas() != ctx.blas());
-  CHECK(branch.precision() == Precision::bf16);
-
-  Flags before_fork;
-  PATHBENCH_CUDA_CHECK(cudaLaunchHostFunc(ctx.stream(), set_after_pause, &before_fork));
-  ctx.fork_branch();
-  PATHBENCH_CUDA_CHECK(cudaLaunchHostFunc(branch.stream(), record_flag, &before_fork));
-  branch.synchronize();
-  CHECK(before_fork.seen == 1);
-
-  Flags before_join;
-  ctx.fork_branch();
-  PATHBENCH_CUDA_CHECK(cudaLaunchHostFunc(branch.stream(), set_after_pause, &before_join));
-  ctx.join_branch();
-  PATHBENCH_CUDA_CHECK(cudaLaunchHostFunc(ctx.stream(), record_flag, &before_join));
-  ctx.synchronize();
-  CHECK(before_join.seen == 1);
-}
-
-TEST_CASE("A captured graph keeps a branch's fork and join", "[cuda]") {
-  cuda::Context ctx(Precision::fp32);
-  cuda::Context& branch = ctx.branch();
-  cudaStream_t main = ctx.stream();
-  const size_t n = 1 << 20;
-  cuda::DeviceBuffer<unsigned char> source(n, "source"), middle(n, "middle"), copy(n, "copy");
-  PATHBENCH_CUDA_CHECK(cudaMemsetAsync(middle.data(), 7, n, main));
-  PATHBENCH_CUDA_CHECK(cudaMemsetAsync(copy.data(), 9, n, main));
-  cuda::Graph graph;
-  graph.capture(main, [&] {
-    PATHBENCH_CUDA_CHECK(cudaMemsetAsync(source.data(), 3, n, main));
-    ctx.fork_branch();
-    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(middle.data(), source.data(), n, cudaMemcpyDeviceToDevice, branch.stream()));
-    ctx.join_branch();
-    PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(copy.data(), middle.data(), n, cudaMemcpyDeviceToDevice, main));
-  });
-  graph.launch(main);
-  std::vector<unsigned char> host(n, 1);
-  PATHBENCH_CUDA_CHECK(cudaMemcpyAsync(host.data(), copy.data(), n, cudaMemcpyDeviceToHost, main));
-  ctx.synchronize();
-  CHECK(std::count(host.begin(), host.end(), 3) == long(n));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The GPU context: stream and cuBLAS handle setup, staging buffers, the branch and its events.
+// The GPU context: stream and cuBLAS handle setup, staging buffers.
 #include "core/cuda/context.h"
 
 #include "core/device.h"
@@ -19,8 +19,6 @@ Context::Context(Precision precision) : precision_(precision) {
 }
 
 Context::~Context() {
-  if (joined_) cudaEventDestroy(joined_);
-  if (forked_) cudaEventDestroy(forked_);
   if (blas_) cublasDestroy(blas_);
   if (stream_) cudaStreamDestroy(stream_);
 }
@@ -33,24 +31,5 @@ bool Context::reserve_staging(size_t n) {
 }
 
 void Context::synchronize() const { PATHBENCH_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
-
-Context& Context::branch() {
-  if (!branch_) {
-    PATHBENCH_CUDA_CHECK(cudaEventCreateWithFlags(&forked_, cudaEventDisableTiming));
-    PATHBENCH_CUDA_CHECK(cudaEventCreateWithFlags(&joined_, cudaEventDisableTiming));
-    branch_ = std::make_unique<Context>(precision_);
-  }
-  return *branch_;
-}
-
-void Context::fork_branch() {
-  PATHBENCH_CUDA_CHECK(cudaEventRecord(forked_, stream_));
-  PATHBENCH_CUDA_CHECK(cudaStreamWaitEvent(branch().stream(), forked_, 0));
-}
-
-void Context::join_branch() {
-  PATHBENCH_CUDA_CHECK(cudaEventRecord(joined_, branch().stream()));
-  PATHBENCH_CUDA_CHECK(cudaStreamWaitEvent(stream_, joined_, 0));
-}
 
 }  // namespace pathbench::cuda

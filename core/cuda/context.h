@@ -1,13 +1,10 @@
 // What the GPU ops of one model share: the stream all its work is queued on, a cuBLAS handle bound
 // to that stream (with its own workspace, so matrix products can be captured in a CUDA graph), the
-// compute precision, two bf16 staging buffers for matrix-product operands in bf16 mode, and a
-// branch: a second context whose stream runs work beside this one's.
+// compute precision, and two bf16 staging buffers for matrix-product operands in bf16 mode.
 #pragma once
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime_api.h>
-
-#include <memory>
 
 #include "core/cuda/buffer.h"
 #include "core/precision.h"
@@ -35,25 +32,12 @@ class Context {
   // Waits for the queued work; asynchronous faults surface here as pathbench::Error.
   void synchronize() const;
 
-  // The branch: a context of the same precision on a stream of its own, with its own cuBLAS handle,
-  // workspace and staging (products on the two streams share no scratch memory). Encodings queue
-  // their own projections of the layer input there, beside the layer's q/k/v products. Made on the
-  // first call, which must come outside graph capture (encodings ask for it when constructed).
-  Context& branch();
-  // What the branch queues next runs after everything queued on this stream so far.
-  void fork_branch();
-  // What this stream queues next runs after everything queued on the branch so far. Events order
-  // the two, so a CUDA graph captures a fork and its join like any other work.
-  void join_branch();
-
  private:
   Precision precision_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   DeviceBuffer<char> blas_workspace_{"the cuBLAS workspace"};
   DeviceBuffer<bf16> staging_a_{"bf16 operand staging"}, staging_b_{"bf16 operand staging"};
-  std::unique_ptr<Context> branch_;
-  cudaEvent_t forked_ = nullptr, joined_ = nullptr;  // made with the branch
 };
 
 }  // namespace pathbench::cuda

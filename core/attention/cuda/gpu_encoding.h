@@ -32,7 +32,7 @@ struct AttentionInputs {
   const S* q = nullptr;      // [B, H, T, D]
   const S* k = nullptr;      // [B, H, T, D]
   const S* v = nullptr;      // [B, H, T, D]
-  const __nv_bfloat16* x16 = nullptr;  // [B, T, C] x rounded to bf16: bf16 mode (own projections' operand)
+  const __nv_bfloat16* x16 = nullptr;  // [B, T, C] x rounded to bf16, where the block has it (bf16 mode)
 };
 
 // An encoding's tensors of its last attention-op call (op_registry.h) beside q, k, v and o and their
@@ -49,15 +49,6 @@ struct OpCallTensors {
   const float *cum_gate = nullptr, *d_cum_gate = nullptr;
 };
 
-// Work a caller queues on the context's stream from inside an encoding's forward or backward, at the
-// point the encoding chooses (gpu_encoding.h's PositionEncoding says where).
-using CallerWork = std::function<void()>;
-
-// Queues `work` (on the stream it was written for) when there is any.
-inline void queue_caller_work(const CallerWork& work) {
-  if (work) work();
-}
-
 template <typename S>
 class PositionEncoding {
  public:
@@ -67,18 +58,13 @@ class PositionEncoding {
   // Pass::training; true when any was reallocated.
   virtual bool reserve(const AttentionDims& dims, Pass pass) = 0;
 
-  // o: [B, H, T, D]. Keeps whatever backward needs (inputs stay valid until backward). write_qkv
-  // (may be empty) queues the caller's products that write in.q, in.k, in.v; the encoding calls it
-  // before it reads them, and one with projections of its own (PaTH's w and β, FoX's gate) queues
-  // those on the context's branch first, so that they run beside it.
-  virtual void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o, const CallerWork& write_qkv) = 0;
+  // o: [B, H, T, D]. Keeps whatever backward needs (inputs stay valid until backward).
+  virtual void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) = 0;
 
   // Given d_o: writes dq, dk, dv (overwritten), adds the gradient with respect to x into dx
-  // [B, T, C], and adds its parameters' gradients into params. Once dq, dk, dv are written it calls
-  // after_dqkv (may be empty): caller work that must not touch dx, which an encoding with projections
-  // of its own runs beside their backward (on the branch).
+  // [B, T, C], and adds its parameters' gradients into params.
   virtual void backward(CudaParameters& params, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq,
-                        S* dk, S* dv, float* dx, const CallerWork& after_dqkv) = 0;
+                        S* dk, S* dv, float* dx) = 0;
 
   // The last call's own tensors (valid until the next forward; the gradients after its backward).
   virtual OpCallTensors<S> op_call() const = 0;

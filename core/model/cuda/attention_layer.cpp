@@ -59,12 +59,9 @@ class AttentionLayer : public AttentionBlock {
     const int64_t n = batch * length, c = dims_.width, h = dims_.heads, d = dims_.head_dim, hd = h * d;
     cudaStream_t s = ctx_.stream();
     // In bf16 mode the product writes q, k, v in bf16: the head split, their only reader, needs no fp32 copy.
-    // The encoding queues them where its own projections of x, if any, run beside them.
-    const CallerWork write_qkv = [&] {
-      linear_forward(ctx_, x, params_.weight(wq_), qkv_.data(), n, c, 3 * hd);
-      split_heads(qkv_.data(), 3 * hd, heads_.data(), batch, length, h, d, s, 3);
-    };
-    encoding_->forward(params_, inputs(), o_.data(), write_qkv);
+    linear_forward(ctx_, x, params_.weight(wq_), qkv_.data(), n, c, 3 * hd);
+    split_heads(qkv_.data(), 3 * hd, heads_.data(), batch, length, h, d, s, 3);
+    encoding_->forward(params_, inputs(), o_.data());
     merge_heads(o_.data(), flat_.data(), hd, batch, length, h, d, s);
     linear_forward(ctx_, as_input<S>(flat_.data()), params_.weight(wo_), y, n, hd, c, true);
   }
@@ -77,15 +74,9 @@ class AttentionLayer : public AttentionBlock {
     split_heads(d_flat_.data(), hd, do_.data(), batch, length, h, d, s);
     PATHBENCH_CUDA_CHECK(cudaMemsetAsync(dx, 0, size_t(n * c) * sizeof(float), s));
     S* dq = d_heads_.data();
-    // The head merge and the q/k/v weight gradient run beside the encoding's own projections'
-    // backward (which adds to dx); the input gradient of q, k, v joins dx after it.
-    const CallerWork after_dqkv = [&] {
-      merge_heads(dq, d_qkv_.data(), 3 * hd, batch, length, h, d, s, 3);
-      linear_backward(ctx_, x_, params_.weight(wq_), as_input<S>(d_qkv_.data()), nullptr, n, c, 3 * hd);
-    };
-    encoding_->backward(params_, inputs(), o_.data(), do_.data(), dq, dq + heads_size(), dq + 2 * heads_size(), dx,
-                        after_dqkv);
-    linear_input_gradient(ctx_, params_.weight(wq_), as_input<S>(d_qkv_.data()), dx, n, c, 3 * hd, true);
+    encoding_->backward(params_, inputs(), o_.data(), do_.data(), dq, dq + heads_size(), dq + 2 * heads_size(), dx);
+    merge_heads(dq, d_qkv_.data(), 3 * hd, batch, length, h, d, s, 3);
+    linear_backward(ctx_, x_, params_.weight(wq_), as_input<S>(d_qkv_.data()), dx, n, c, 3 * hd, true);
   }
 
   RecordedOpCall record_op_call() const override {

@@ -29,20 +29,14 @@ const void* weight_operand(const Context& ctx, const WeightRef& w) {
   return ctx.precision() == Precision::bf16 ? static_cast<const void*>(w.value_bf16) : w.value;
 }
 
-// dx = dy · W (dx_beta 0: overwritten, 1: added), dya being dy as gemm's operand.
-template <typename DX>
-void input_gradient(Context& ctx, const WeightRef& w, const void* dya, DX* dx, int64_t n, int64_t in, int64_t out,
-                    float dx_beta) {
-  gemm(ctx, "linear_backward (input gradient)", false, false, n, in, out, 1.0f, dya, out, weight_operand(ctx, w), in,
-       dx_beta, dx, in);
-}
-
 // dx = dy · W (dx_beta 0: overwritten, 1: added; skipped when dx is null), then dW += dyᵀ · x.
 template <typename DX>
 void backward_products(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, DX* dx, int64_t n, int64_t in,
                        int64_t out, float dx_beta) {
   const void* dya = operand(ctx, dy, n * out, 1);
-  if (dx) input_gradient(ctx, w, dya, dx, n, in, out, dx_beta);
+  if (dx)
+    gemm(ctx, "linear_backward (input gradient)", false, false, n, in, out, 1.0f, dya, out, weight_operand(ctx, w), in,
+         dx_beta, dx, in);
   const void* xa = operand(ctx, x, n * in, 0);
   gemm(ctx, "linear_backward (weight gradient)", true, false, out, in, n, 1.0f, dya, out, xa, in, 1.0f, w.grad, in);
 }
@@ -73,11 +67,6 @@ void linear_forward(Context& ctx, MatrixInput x, const WeightRef& w, ActivationM
 void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, float* dx, int64_t n,
                      int64_t in, int64_t out, bool accumulate_dx) {
   backward_products(ctx, x, w, dy, dx, n, in, out, accumulate_dx ? 1.0f : 0.0f);
-}
-
-void linear_input_gradient(Context& ctx, const WeightRef& w, MatrixInput dy, float* dx, int64_t n, int64_t in,
-                           int64_t out, bool accumulate_dx) {
-  input_gradient(ctx, w, operand(ctx, dy, n * out, 1), dx, n, in, out, accumulate_dx ? 1.0f : 0.0f);
 }
 
 void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ActivationMatrix& dx, int64_t n,

@@ -59,9 +59,5 @@ void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInpu
 // bf16 step of the fp32 dx rounded, as for the forward's bf16 output); dW as above.
 void linear_backward(Context& ctx, MatrixInput x, const WeightRef& w, MatrixInput dy, ActivationMatrix& dx, int64_t n,
                      int64_t in, int64_t out);
-// dx[N, in] = dy · W alone (overwritten, or added when accumulate_dx): linear_backward's first
-// product, for a caller that takes dW (linear_backward with dx null) at another point of its stream.
-void linear_input_gradient(Context& ctx, const WeightRef& w, MatrixInput dy, float* dx, int64_t n, int64_t in,
-                           int64_t out, bool accumulate_dx);
 
 }  // namespace pathbench::cuda

@@ -1,7 +1,6 @@
 // The FoX forget gate on the GPU (twin of fox.h's ForgetGate): f_t = σ(u_h·x_t + b_h) per head
 // and token, cumulative log gates c [B, H, T] for the softmax or PaTH kernels' bias g·(c_i − c_j),
-// and the backward to its parameters and x. Shared by the GPU `fox` and `path_fox` encodings. Its
-// work goes to the context's branch (context.h): the encodings fork it there and join it back.
+// and the backward to its parameters and x. Shared by the GPU `fox` and `path_fox` encodings.
 #pragma once
 #include "core/attention/cuda/gpu_encoding.h"
 #include "core/ops/cuda/linear.h"
@@ -18,8 +17,7 @@ class ForgetGate {
   float gate_scale() const { return gate_scale_; }
   bool reserve(const AttentionDims& dims, Pass pass);
 
-  // x: [B, T, C] (in bf16 mode with its bf16 copy) → the cumulative log gates [B, H, T] (valid
-  // until the next forward).
+  // x: [B, T, C] → the cumulative log gates [B, H, T] (valid until the next forward).
   const float* forward(CudaParameters& params, MatrixInput x, const AttentionDims& dims);
   // Where the attention backward writes d(loss)/dc [B, H, T] for backward() to consume.
   float* d_cum() { return d_cum_.data(); }
@@ -28,7 +26,7 @@ class ForgetGate {
   void backward(CudaParameters& params, MatrixInput x, const AttentionDims& dims, float* dx);
 
  private:
-  Context& ctx_;  // the branch of the encoding's context
+  Context& ctx_;
   CudaParameters::Id weight_, bias_;
   float gate_scale_;
   DeviceBuffer<float> pre_{"gate pre-activations"}, d_pre_{"gate gradients"};  // [B, T, H]

@@ -12,7 +12,7 @@
 namespace pathbench::cuda {
 
 ForgetGate::ForgetGate(const EncodingSetup& setup)
-    : ctx_(setup.context->branch()),
+    : ctx_(*setup.context),
       weight_(setup.layout->find(setup.prefix + "fox_gate_weight")),
       bias_(setup.layout->find(setup.prefix + "fox_gate_bias")),
       gate_scale_(setup.options.at("scale_gate").get<bool>() ? 1.0f / std::sqrt(float(setup.dims.head_dim)) : 1.0f) {}
@@ -21,9 +21,7 @@ bool ForgetGate::reserve(const AttentionDims& d, Pass pass) {
   const size_t size = size_t(d.batch * d.length * d.heads);
   const bool moved = pre_.reserve(size) | cum_.reserve(size);
   if (pass == Pass::forward) return moved;
-  // bf16 mode: the branch's staging takes the product operand d_pre in bf16
-  return moved | d_pre_.reserve(size) | d_cum_.reserve(size) | ctx_.reserve_staging(size) |
-         scratch_.reserve(size_t(kColumnScratchPerColumn * d.heads));
+  return moved | d_pre_.reserve(size) | d_cum_.reserve(size) | scratch_.reserve(size_t(kColumnScratchPerColumn * d.heads));
 }
 
 const float* ForgetGate::forward(CudaParameters& params, MatrixInput x, const AttentionDims& d) {
@@ -49,21 +47,15 @@ class FoxEncoding : public PositionEncoding<S> {
     return attention_.reserve(dims, pass) | gate_.reserve(dims, pass);
   }
 
-  void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o, const CallerWork& write_qkv) override {
-    ctx_.fork_branch();
+  void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) override {
     cum_ = gate_.forward(params, {in.x, in.x16}, in.dims);
-    queue_caller_work(write_qkv);
-    ctx_.join_branch();
     attention_.forward(ctx_, in.q, in.k, in.v, cum_, gate_.gate_scale(), o);
   }
 
   void backward(CudaParameters& params, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
-                float* dx, const CallerWork& after_dqkv) override {
+                float* dx) override {
     attention_.backward(ctx_, in.q, in.k, in.v, cum_, gate_.gate_scale(), o, d_o, dq, dk, dv, gate_.d_cum());
-    ctx_.fork_branch();
     gate_.backward(params, {in.x, in.x16}, in.dims, dx);
-    queue_caller_work(after_dqkv);
-    ctx_.join_branch();
   }
 
   OpCallTensors<S> op_call() const override {
@@ -74,7 +66,7 @@ class FoxEncoding : public PositionEncoding<S> {
   }
 
  private:
-  Context& ctx_;
+  const Context& ctx_;
   ForgetGate gate_;
   SoftmaxAttentionRunner<S> attention_;
   const float* cum_ = nullptr;  // [B, H, T] of the last forward

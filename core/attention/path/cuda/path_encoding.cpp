@@ -1,7 +1,6 @@
 // PaTH and PaTH-FoX on the GPU: the w/β projection (low-rank products through cuda::linear_*, the
 // convolution/SiLU/normalization and β kernels of projection_kernels.cu), the fused blocked-UT PaTH
-// kernels (path_kernels.h) and, for path_fox, the GPU forget gate (forget_gate.h). The projection
-// and the gate run on the context's branch, beside the layer's q/k/v products and their gradients.
+// kernels (path_kernels.h) and, for path_fox, the GPU forget gate (forget_gate.h).
 #include <memory>
 
 #include "core/attention/fox/cuda/forget_gate.h"
@@ -16,12 +15,11 @@ namespace {
 
 constexpr int64_t kConvWidth = 3;
 
-// Twin of path_projection.h's PathProjection: w [B, H, T, D] (storage S) and β [B, H, T] from x
-// (in bf16 mode with its bf16 copy), queued on the branch of the encoding's context.
+// Twin of path_projection.h's PathProjection: w [B, H, T, D] (storage S) and β [B, H, T] from x.
 class PathProjection {
  public:
   explicit PathProjection(const EncodingSetup& setup)
-      : ctx_(setup.context->branch()),
+      : ctx_(*setup.context),
         down_(setup.layout->find(setup.prefix + "path_w_down")),
         up_(setup.layout->find(setup.prefix + "path_w_up")),
         conv_(setup.layout->find(setup.prefix + "path_w_conv")),
@@ -75,7 +73,7 @@ class PathProjection {
   }
 
  private:
-  Context& ctx_;  // the branch of the encoding's context
+  Context& ctx_;
   CudaParameters::Id down_, up_, conv_, beta_weight_, beta_bias_;  // [R, C], [H·D, R], [H·D, 3], [H, C], [H]
   int64_t rank_;
   double beta_clip_eps_;
@@ -109,25 +107,19 @@ class PathEncoding : public PositionEncoding<S> {
     return moved;
   }
 
-  void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o, const CallerWork& write_qkv) override {
-    ctx_.fork_branch();
+  void forward(CudaParameters& params, const AttentionInputs<S>& in, S* o) override {
     projection_.forward(params, {in.x, in.x16}, in.dims, w_.data(), beta_.data(), pass_ == Pass::training);
     cum_ = gate_ ? gate_->forward(params, {in.x, in.x16}, in.dims) : nullptr;
-    queue_caller_work(write_qkv);
-    ctx_.join_branch();
     path_attention_forward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), ctx_.stream());
   }
 
   void backward(CudaParameters& params, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
-                float* dx, const CallerWork& after_dqkv) override {
+                float* dx) override {
     path_attention_backward(args(in.q, in.k, in.v), o, lse_.data(), workspace(forward_ws_), d_o, dq, dk, dv,
                             dw_.data(), dbeta_.data(), gate_ ? gate_->d_cum() : nullptr, workspace(backward_ws_),
                             ctx_.stream());
-    ctx_.fork_branch();
     projection_.backward(params, {in.x, in.x16}, in.dims, dw_.data(), dbeta_.data(), dx);
     if (gate_) gate_->backward(params, {in.x, in.x16}, in.dims, dx);
-    queue_caller_work(after_dqkv);
-    ctx_.join_branch();
   }
 
   OpCallTensors<S> op_call() const override {
@@ -153,7 +145,7 @@ class PathEncoding : public PositionEncoding<S> {
     return a;
   }
 
-  Context& ctx_;
+  const Context& ctx_;
   AttentionDims dims_;
   Pass pass_ = Pass::training;  // of the last reserve: a forward alone keeps nothing for a backward
   PathProjection projection_;

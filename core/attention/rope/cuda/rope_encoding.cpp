@@ -18,8 +18,7 @@ class RopeEncoding : public PositionEncoding<S> {
     return attention_.reserve(dims, pass) | q_rot_.reserve(size) | k_rot_.reserve(size);
   }
 
-  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o, const CallerWork& write_qkv) override {
-    queue_caller_work(write_qkv);
+  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
     const AttentionDims& d = in.dims;
     const int64_t bh = d.batch * d.heads;
     rope_rotate_copy_pair(in.q, q_rot_.data(), in.k, k_rot_.data(), bh, d.length, d.head_dim, base_, false, 0,
@@ -28,12 +27,11 @@ class RopeEncoding : public PositionEncoding<S> {
   }
 
   void backward(CudaParameters&, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
-                float*, const CallerWork& after_dqkv) override {
+                float*) override {
     const AttentionDims& d = in.dims;
     const int64_t bh = d.batch * d.heads;
     attention_.backward(ctx_, q_rot_.data(), k_rot_.data(), in.v, nullptr, 1.0f, o, d_o, dq, dk, dv, nullptr);
     rope_rotate_copy_pair<S>(dq, dq, dk, dk, bh, d.length, d.head_dim, base_, true, 0, ctx_.stream());
-    queue_caller_work(after_dqkv);
   }
 
   OpCallTensors<S> op_call() const override {

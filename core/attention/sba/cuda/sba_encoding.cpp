@@ -21,16 +21,14 @@ class StickBreakingEncoding : public PositionEncoding<S> {
     return moved | workspace_.reserve(std::max<size_t>(1, stick_breaking_backward_workspace_bytes(a)));
   }
 
-  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o, const CallerWork& write_qkv) override {
-    queue_caller_work(write_qkv);
+  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
     stick_breaking_forward(args(in.q, in.k, in.v), o, Workspace{saved_.data(), saved_.size()}, ctx_.stream());
   }
 
   void backward(CudaParameters&, const AttentionInputs<S>& in, const S*, const S* d_o, S* dq, S* dk, S* dv,
-                float*, const CallerWork& after_dqkv) override {
+                float*) override {
     stick_breaking_backward(args(in.q, in.k, in.v), Workspace{saved_.data(), saved_.size()}, d_o, dq, dk, dv,
                             Workspace{workspace_.data(), workspace_.size()}, ctx_.stream());
-    queue_caller_work(after_dqkv);
   }
 
   OpCallTensors<S> op_call() const override {

@@ -12,15 +12,13 @@ class NopeEncoding : public PositionEncoding<S> {
 
   bool reserve(const AttentionDims& dims, Pass pass) override { return attention_.reserve(dims, pass); }
 
-  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o, const CallerWork& write_qkv) override {
-    queue_caller_work(write_qkv);
+  void forward(CudaParameters&, const AttentionInputs<S>& in, S* o) override {
     attention_.forward(ctx_, in.q, in.k, in.v, nullptr, 1.0f, o);
   }
 
   void backward(CudaParameters&, const AttentionInputs<S>& in, const S* o, const S* d_o, S* dq, S* dk, S* dv,
-                float*, const CallerWork& after_dqkv) override {
+                float*) override {
     attention_.backward(ctx_, in.q, in.k, in.v, nullptr, 1.0f, o, d_o, dq, dk, dv, nullptr);
-    queue_caller_work(after_dqkv);
   }
 
   OpCallTensors<S> op_call() const override { return OpCallTensors<S>("nope"); }
