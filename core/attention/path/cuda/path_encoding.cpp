@@ -1,10 +1,14 @@
-// PaTH and PaTH-FoX on the GPU: the w/β projection (low-rank products through cuda::linear_*, the
-// convolution/SiLU/normalization and β kernels of projection_kernels.cu), the fused blocked-UT PaTH
-// kernels (path_kernels.h) and, for path_fox, the GPU forget gate (forget_gate.h).
+// PaTH and PaTH-FoX on the GPU: the w/β projection (in bf16 mode one kernel each way,
+// projection_fused.h, where it takes the shape; else staged: low-rank products through
+// cuda::linear_*, the convolution/SiLU/normalization and β kernels of projection_kernels.cu), the
+// fused blocked-UT PaTH kernels (path_kernels.h) and, for path_fox, the GPU forget gate
+// (forget_gate.h).
 #include <memory>
+#include <type_traits>
 
 #include "core/attention/fox/cuda/forget_gate.h"
 #include "core/attention/path/cuda/path_kernels.h"
+#include "core/attention/path/cuda/projection_fused.h"
 #include "core/attention/path/cuda/projection_kernels.h"
 #include "core/ops/cuda/linear.h"
 #include "core/ops/cuda/ops.h"
@@ -16,10 +20,13 @@ namespace {
 constexpr int64_t kConvWidth = 3;
 
 // Twin of path_projection.h's PathProjection: w [B, H, T, D] (storage S) and β [B, H, T] from x.
+// bf16_storage: w is stored in bf16 (the fused kernels write only that).
 class PathProjection {
  public:
-  explicit PathProjection(const EncodingSetup& setup)
+  PathProjection(const EncodingSetup& setup, bool bf16_storage)
       : ctx_(*setup.context),
+        bf16_storage_(bf16_storage),
+        grad_layout_(projection_grad_layout(*setup.layout, setup.prefix)),
         down_(setup.layout->find(setup.prefix + "path_w_down")),
         up_(setup.layout->find(setup.prefix + "path_w_up")),
         conv_(setup.layout->find(setup.prefix + "path_w_conv")),
@@ -33,6 +40,13 @@ class PathProjection {
   // dpre gets a bf16 copy beside the fp32 values its bias gradient sums.
   bool reserve(const AttentionDims& d, Pass pass) {
     const Precision precision = ctx_.precision();
+    fused_ = bf16_storage_ && precision == Precision::bf16 &&
+             fused_projection_supported(d.width, rank_, d.heads, d.head_dim, grad_layout_);
+    if (fused_) {
+      if (pass == Pass::forward) return false;
+      blocks_ = fused_projection_backward_blocks(fused_args(nullptr, {}, d), grad_layout_);
+      return partial_.reserve(size_t(blocks_) * size_t(grad_layout_.span));
+    }
     const size_t n = size_t(d.batch * d.length), hd = size_t(d.heads * d.head_dim), h = size_t(d.heads);
     bool moved = low_.reserve(n * rank_, precision) | y_.reserve(n * hd) | beta_pre_.reserve(n * h);
     if (pass == Pass::forward) return moved;
@@ -45,6 +59,8 @@ class PathProjection {
   // for_backward: keep z and the norms for a backward (the pass reserved was Pass::training).
   template <typename S>
   void forward(CudaParameters& params, MatrixInput x, const AttentionDims& d, S* w, float* beta, bool for_backward) {
+    if constexpr (std::is_same_v<S, bf16>)
+      if (fused_) return fused_projection_forward(fused_args(&params, x, d), w, beta, ctx_.stream());
     const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
     cudaStream_t s = ctx_.stream();
     linear_forward(ctx_, x, params.weight(down_), low_, n, d.width, rank_);
@@ -59,6 +75,10 @@ class PathProjection {
   template <typename S>
   void backward(CudaParameters& params, MatrixInput x, const AttentionDims& d, const S* dw, const float* dbeta,
                 float* dx) {
+    if constexpr (std::is_same_v<S, bf16>)
+      if (fused_)
+        return fused_projection_backward(fused_args(&params, x, d), dw, dbeta, dx, grad_layout_, params.grad(down_),
+                                         partial_.data(), blocks_, ctx_.stream());
     const int64_t n = d.batch * d.length, hd = d.heads * d.head_dim;
     cudaStream_t s = ctx_.stream();
     path_beta_backward(beta_pre_.data(), dbeta, dpre_.data(), dpre16_.data(), params.grad(beta_bias_),
@@ -73,10 +93,29 @@ class PathProjection {
   }
 
  private:
+  // The fused kernels' arguments (params null: the dimensions alone).
+  FusedProjectionArgs fused_args(CudaParameters* params, MatrixInput x, const AttentionDims& d) {
+    FusedProjectionArgs a;
+    a.x = x.f32, a.x16 = x.b16;
+    if (params) {
+      a.w_down = params->weight(down_).value_bf16, a.w_up = params->weight(up_).value_bf16;
+      a.beta_weight = params->weight(beta_weight_).value_bf16;
+      a.conv = params->value(conv_), a.beta_bias = params->value(beta_bias_);
+    }
+    a.batch = d.batch, a.length = d.length, a.width = d.width, a.heads = d.heads, a.head_dim = d.head_dim;
+    a.rank = rank_, a.beta_clip_eps = beta_clip_eps_;
+    return a;
+  }
+
   Context& ctx_;
+  bool bf16_storage_;
+  ProjectionGradLayout grad_layout_;
   CudaParameters::Id down_, up_, conv_, beta_weight_, beta_bias_;  // [R, C], [H·D, R], [H·D, 3], [H, C], [H]
   int64_t rank_;
   double beta_clip_eps_;
+  bool fused_ = false;  // of the last reserve: the fused kernels take this shape in bf16 mode
+  int blocks_ = 0;      // the fused backward's blocks
+  DeviceBuffer<float> partial_{"PaTH gradient sums"};  // [blocks, span] the fused backward's per-block sums
   ActivationMatrix low_{"PaTH projections"}, dlow_{"PaTH gradients"};                          // [N, R]
   DeviceBuffer<float> y_{"PaTH projections"}, z_{"PaTH projections"}, dz_{"PaTH gradients"};  // [N, H·D]
   ActivationMatrix dy_{"PaTH gradients"};                                                       // [N, H·D]
@@ -88,7 +127,8 @@ class PathProjection {
 template <typename S>
 class PathEncoding : public PositionEncoding<S> {
  public:
-  PathEncoding(const EncodingSetup& setup, bool with_gate) : ctx_(*setup.context), projection_(setup) {
+  PathEncoding(const EncodingSetup& setup, bool with_gate)
+      : ctx_(*setup.context), projection_(setup, std::is_same_v<S, bf16>) {
     if (with_gate) gate_ = std::make_unique<ForgetGate>(setup);
   }
 

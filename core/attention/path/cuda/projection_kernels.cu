@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/attention/path/cuda/projection_kernels.h"
+#include "core/attention/path/cuda/projection_math.cuh"
 #include "core/cuda/reduce.cuh"
 #include "core/cuda/storage.cuh"
 
@@ -17,11 +18,7 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kConvWidth = 3;      // kPathConvWidth of path_projection.h
-constexpr float kNormEps = 1e-12f;  // as path_projection.cpp
 constexpr int kWarpsPerBlock = 8;
-
-__device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 // Channels per lane of the w kernels: lane l holds the head's channels l, l + 32, … (E = ⌈D/32⌉ of
 // them, at most kMaxChannelsPerLane: D ≤ 128) in registers between the warp's reduction and its
@@ -42,9 +39,8 @@ __global__ void path_w_forward_kernel(const float* y, const float* conv, float* 
     const int64_t e = lane + 32 * i;
     if (e >= head_dim) break;
     const int64_t ch = h * head_dim + e;
-    float acc = 0.0f;
-    for (int k = 0; k < kConvWidth; ++k)
-      if (t - (kConvWidth - 1) + k >= 0) acc += conv[ch * kConvWidth + k] * y[(r - (kConvWidth - 1) + k) * hd + ch];
+    const float acc =
+        causal_conv(conv + ch * kConvWidth, t, [&](int k) { return y[(r - (kConvWidth - 1) + k) * hd + ch]; });
     if (z) z[r * hd + ch] = acc;
     a[i] = acc * sigmoid(acc);
     ss += a[i] * a[i];
@@ -78,11 +74,8 @@ __global__ void path_w_backward_kernel(const float* z, const float* norm, const 
     proj += zv[i] * sv[i] * inv * gv[i];
   }
   proj = warp_sum(proj);
-  for (int i = 0; i < E && lane + 32 * i < head_dim; ++i) {
-    const float we = zv[i] * sv[i] * inv;
-    const float da = nrm > kNormEps ? (gv[i] - proj * we) / nrm : gv[i] / kNormEps;
-    dz[r * hd + h * head_dim + lane + 32 * i] = da * sv[i] * (1.0f + zv[i] * (1.0f - sv[i]));
-  }
+  for (int i = 0; i < E && lane + 32 * i < head_dim; ++i)
+    dz[r * hd + h * head_dim + lane + 32 * i] = w_pre_gradient(zv[i], sv[i], gv[i], nrm, inv, proj);
 }
 
 // Calls launch.template operator()<E>() with the channels per lane that head_dim needs.
@@ -130,9 +123,7 @@ __global__ void path_conv_backward_kernel(const float* y, const float* conv, con
     for (int64_t r = begin; r < end; ++r) {
       const int64_t t = r % length;
       behind[kConvWidth - 1] = y[r * channels + ch];
-      float d = 0.0f;
-      for (int k = 0; k < kConvWidth; ++k)
-        if (t + (kConvWidth - 1) - k < length) d += c[k] * ahead[kConvWidth - 1 - k];
+      const float d = causal_conv_input_gradient(c, t, length, [&](int k) { return ahead[kConvWidth - 1 - k]; });
       store_float_or_bf16(dy, dy16, r * channels + ch, d);
       for (int k = 0; k < kConvWidth; ++k)
         if (t - (kConvWidth - 1) + k >= 0) acc[k] += ahead[0] * behind[k];
@@ -157,8 +148,7 @@ __global__ void path_beta_forward_kernel(float* pre, const float* bias, float* b
   const int64_t r = i / heads, h = i % heads, b = r / length, t = r % length;
   const float p = pre[i] + bias[h];
   pre[i] = p;
-  const float value = 2.0f * sigmoid(p);
-  beta[(b * heads + h) * length + t] = clip ? fminf(value, cap) : value;
+  beta[(b * heads + h) * length + t] = beta_value(p, cap, clip);
 }
 
 __global__ void path_beta_backward_kernel(const float* pre, const float* dbeta, float* dpre, bf16* dpre16,
@@ -166,9 +156,7 @@ __global__ void path_beta_backward_kernel(const float* pre, const float* dbeta, 
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= batch * length * heads) return;
   const int64_t r = i / heads, h = i % heads, b = r / length, t = r % length;
-  const float s = sigmoid(pre[i]);
-  store_float_or_bf16(dpre, dpre16, i,
-                      clip && 2.0f * s > cap ? 0.0f : dbeta[(b * heads + h) * length + t] * 2.0f * s * (1.0f - s));
+  store_float_or_bf16(dpre, dpre16, i, beta_pre_gradient(pre[i], dbeta[(b * heads + h) * length + t], cap, clip));
 }
 
 }  // namespace

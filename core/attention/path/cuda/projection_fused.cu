@@ -1,0 +1,538 @@
+// PaTH's w/β projection in one kernel each way (projection_fused.h). A block holds 64 consecutive
+// rows of x in shared memory with the bf16 weights, forms [low | pre] = x·[W_down; u_β; 0]ᵀ and
+// y = low·W_upᵀ on the tensor cores (bf16 operands, fp32 sums; low rounded to bf16 as the staged
+// path stores it), then the convolution, SiLU and normalization per (row, head) and β per row.
+// The convolution reads two rows before each output, so the forward's 64 rows give 62 outputs; the
+// backward's dy at a row reads dz two rows ahead as well, so it gives 60. The backward's blocks stay
+// resident and walk the tiles in a fixed stride, adding the parameter gradients into per-block sums
+// in shared memory (one owner an element), which one finish_column_sums adds in a fixed order.
+#include "core/attention/path/cuda/projection_fused.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/attention/cuda/tiles.cuh"
+#include "core/attention/path/cuda/projection_math.cuh"
+#include "core/cuda/reduce.cuh"
+
+namespace pathbench::cuda {
+
+namespace {
+
+using tiles::BLayout;
+using tiles::Frag16;
+
+constexpr int kRows = 64;                               // rows of x a block holds
+constexpr int kHalo = kConvWidth - 1;                   // rows the convolution reads before an output
+constexpr int kForwardOutputs = kRows - kHalo;          // rows 2 … 63 of the tile
+constexpr int kBackwardOutputs = kRows - 2 * kHalo;     // rows 2 … 61: dy reads dz two rows ahead
+constexpr int kExtraRows = 16;                          // rows after W_down in wext: u_β (H ≤ 16), zeros
+constexpr int kRowGroups = kRows / 16;                  // the products' groups of 16 rows
+constexpr int kWarps = 8, kThreads = 32 * kWarps;
+constexpr int kMaxHeads = kExtraRows;
+
+struct Dims {
+  int64_t rows, length;  // N = B·T, T
+  int width, heads, head_dim, channels;  // C, H, D, H·D
+};
+
+__host__ __device__ Dims dims_of(const FusedProjectionArgs& a) {
+  return {a.batch * a.length, a.length, int(a.width), int(a.heads), int(a.head_dim), int(a.heads * a.head_dim)};
+}
+
+// A block's shared memory (row strides padded as tiles::stride_of). With a null base it only
+// counts bytes, so host and device derive one layout.
+struct Smem {
+  bf16 *x, *wext, *wup, *low;      // [64, C], [R + 16, C] = [W_down; u_β; 0], [H·D, R], [64, R]
+  float *y, *pre, *conv, *bias;     // [64, H·D] fp32, [64, H] x·u_βᵀ, [H·D, 3], [H]
+  float *dz, *dpre, *grads;         // backward: [64, H·D], [64, H], [span] this block's gradient sums
+  bf16 *dy, *dlp;                   // backward: [64, H·D], [64, R + 16] = [dlow | dpre | 0]
+  int ldx, ldr, ldy, lddy, lddlp;   // strides of x and wext, of wup and low, of y and dz, of dy, of dlp
+  size_t bytes;
+
+  __host__ __device__ Smem(unsigned char* base, int rank, const Dims& d, int64_t span, bool backward) {
+    tiles::SmemCarver c{base};
+    ldx = tiles::stride_of<bf16>(d.width);
+    ldr = tiles::stride_of<bf16>(rank);
+    ldy = d.channels + 8;  // fp32 rows 8 banks apart: a half warp's pair stores of 4 rows hit 32 banks
+    lddy = tiles::stride_of<bf16>(d.channels);
+    lddlp = tiles::stride_of<bf16>(rank + kExtraRows);
+    x = c.take<bf16>(size_t(kRows) * ldx);
+    wext = c.take<bf16>(size_t(rank + kExtraRows) * ldx);
+    wup = c.take<bf16>(size_t(d.channels) * ldr);
+    low = c.take<bf16>(size_t(kRows) * ldr);
+    y = c.take<float>(size_t(kRows) * ldy);
+    pre = c.take<float>(size_t(kRows) * d.heads);
+    conv = c.take<float>(size_t(d.channels) * kConvWidth);
+    bias = c.take<float>(d.heads);
+    dz = dpre = grads = nullptr;
+    dy = dlp = nullptr;
+    if (backward) {
+      dz = c.take<float>(size_t(kRows) * ldy);
+      dpre = c.take<float>(size_t(kRows) * d.heads);
+      grads = c.take<float>(size_t(span));
+      dy = c.take<bf16>(size_t(kRows) * lddy);
+      dlp = c.take<bf16>(size_t(kRows) * lddlp);
+    }
+    bytes = c.offset;
+  }
+};
+
+__device__ __forceinline__ int warp_index() { return int(threadIdx.x >> 5); }
+__device__ __forceinline__ int lane_index() { return int(threadIdx.x & 31); }
+
+// Starts copying a [rows, cols] bf16 matrix (cols a multiple of 8) into shared rows of stride ld.
+__device__ void copy_matrix_async(bf16* dst, int ld, const bf16* src, int rows, int cols) {
+  const int per_row = cols / 8;
+  for (int i = int(threadIdx.x); i < rows * per_row; i += kThreads) {
+    const int r = i / per_row, c = (i % per_row) * 8;
+    tiles::cp_async16(dst + r * ld + c, src + int64_t(r) * cols + c, 16);
+  }
+}
+
+// Starts loading wext, wup (cp.async), zeroes wext's rows past u_β, and copies conv and bias.
+__device__ void load_weights(const Smem& s, const FusedProjectionArgs& a, int rank, const Dims& d) {
+  copy_matrix_async(s.wext, s.ldx, a.w_down, rank, d.width);
+  copy_matrix_async(s.wext + rank * s.ldx, s.ldx, a.beta_weight, d.heads, d.width);
+  copy_matrix_async(s.wup, s.ldr, a.w_up, d.channels, rank);
+  for (int i = int(threadIdx.x); i < (kExtraRows - d.heads) * d.width; i += kThreads)
+    s.wext[(rank + d.heads + i / d.width) * s.ldx + i % d.width] = bf16(0.0f);
+  for (int i = int(threadIdx.x); i < d.channels * kConvWidth; i += kThreads) s.conv[i] = a.conv[i];
+  for (int i = int(threadIdx.x); i < d.heads; i += kThreads) s.bias[i] = a.beta_bias[i];
+}
+
+// Rows first … first + 63 of x into s.x (rows outside [0, N) zero): cp.async from x16 (wait for it
+// separately), else converted from x with plain loads.
+__device__ void load_x_rows(const Smem& s, const FusedProjectionArgs& a, int64_t first, const Dims& d) {
+  const int per_row = d.width / 8;
+  for (int i = int(threadIdx.x); i < kRows * per_row; i += kThreads) {
+    const int j = i / per_row, c = (i % per_row) * 8;
+    const int64_t r = first + j;
+    const bool inside = r >= 0 && r < d.rows;
+    bf16* dst = s.x + j * s.ldx + c;
+    if (a.x16) {
+      tiles::cp_async16(dst, a.x16 + (inside ? r : 0) * d.width + c, inside ? 16 : 0);
+      continue;
+    }
+    uint4 packed = make_uint4(0, 0, 0, 0);
+    if (inside) {
+      const float4 lo = *reinterpret_cast<const float4*>(a.x + r * d.width + c);
+      const float4 hi = *reinterpret_cast<const float4*>(a.x + r * d.width + c + 4);
+      packed = make_uint4(tiles::pack_bf16(lo.x, lo.y), tiles::pack_bf16(lo.z, lo.w), tiles::pack_bf16(hi.x, hi.y),
+                          tiles::pack_bf16(hi.z, hi.w));
+    }
+    *reinterpret_cast<uint4*>(dst) = packed;
+  }
+}
+
+// [low | pre] = x · wextᵀ for the tile's rows, a warp per group of 16 rows: low (bf16) into s.low,
+// pre (fp32) into s.pre.
+template <int R>
+__device__ void down_products(const Smem& s, const Dims& d) {
+  constexpr int NT = (R + kExtraRows) / 8;
+  const int warp = warp_index();
+  if (warp >= kRowGroups) return;
+  const int row0 = 16 * warp;
+  float acc[NT][4];
+  tiles::zero(acc);
+  for (int k0 = 0; k0 < d.width; k0 += 16) {
+    Frag16<bf16> f;
+    tiles::load_a(f, s.x + row0 * s.ldx, s.ldx, k0);
+    tiles::mma16<BLayout::NK>(acc, f, s.wext, s.ldx, k0);
+  }
+#pragma unroll
+  for (int n = 0; n < NT; ++n)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + tiles::acc_row(2 * half), col = tiles::acc_col(n, 0);
+      if (n < R / 8) {
+        tiles::store_pair(s.low + row * s.ldr + col, acc[n][2 * half], acc[n][2 * half + 1]);
+        continue;
+      }
+      for (int e = 0; e < 2; ++e)
+        if (col + e - R < d.heads) s.pre[row * d.heads + col + e - R] = acc[n][2 * half + e];
+    }
+}
+
+// y = low · W_upᵀ (fp32) into s.y: items of 16 rows × 16 channels.
+template <int R>
+__device__ void up_products(const Smem& s, const Dims& d) {
+  constexpr int KT = R / 16;
+  const int items = kRowGroups * (d.channels / 16);
+  for (int item = warp_index(); item < items; item += kWarps) {
+    const int row0 = 16 * (item % kRowGroups), n0 = 16 * (item / kRowGroups);
+    Frag16<bf16> a[KT];
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt) tiles::load_a(a[kt], s.low + row0 * s.ldr, s.ldr, 16 * kt);
+    float acc[2][4];
+    tiles::zero(acc);
+    tiles::mma_rs<BLayout::NK>(acc, a, s.wup + n0 * s.ldr, s.ldr);
+    tiles::store_acc(acc, s.y + row0 * s.ldy + n0, s.ldy);
+  }
+}
+
+// x's rows first … first + 63 into shared memory (with whatever copies are in flight), then low,
+// pre and y from them; the whole block calls it, and all of it is visible to all on return.
+template <int R>
+__device__ void tile_products(const Smem& s, const FusedProjectionArgs& a, int64_t first, const Dims& d) {
+  load_x_rows(s, a, first, d);
+  tiles::cp_async_commit();
+  tiles::cp_async_wait<0>();
+  __syncthreads();
+  down_products<R>(s, d);
+  __syncthreads();
+  up_products<R>(s, d);
+  __syncthreads();
+}
+
+// The (row, head) items of a pass: tile row j, head h and the row's position; a warp an item, lane
+// l holding channels l, l + 32, … (E of them) of z, σ(z) and silu(z) = z·σ(z).
+template <int E>
+struct HeadRow {
+  float z[E], s[E], a[E];
+  float norm, inv;  // ‖a‖ and 1 / max(‖a‖, ε)
+
+  __device__ HeadRow(const Smem& sm, const Dims& d, int j, int h, int64_t t) {
+    float ss = 0.0f;
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      const int e = lane_index() + 32 * i, ch = h * d.head_dim + e;
+      z[i] = e < d.head_dim ? causal_conv(sm.conv + ch * kConvWidth, t,
+                                          [&](int k) { return sm.y[(j - kHalo + k) * sm.ldy + ch]; })
+                            : 0.0f;
+      s[i] = sigmoid(z[i]);
+      a[i] = z[i] * s[i];
+      ss += a[i] * a[i];
+    }
+    norm = sqrtf(warp_sum(ss));
+    inv = 1.0f / fmaxf(norm, kNormEps);
+  }
+};
+
+// w for the forward's output rows (in row order: the items past N end the loop).
+template <int E>
+__device__ void w_rows(const Smem& s, const Dims& d, int64_t first, bf16* w) {
+  for (int item = warp_index(); item < kForwardOutputs * d.heads; item += kWarps) {
+    const int j = kHalo + item / d.heads, h = item % d.heads;
+    const int64_t r = first + j, b = r / d.length, t = r % d.length;
+    if (r >= d.rows) break;
+    const HeadRow<E> v(s, d, j, h, t);
+    bf16* out = w + ((b * d.heads + h) * d.length + t) * d.head_dim;
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      const int e = lane_index() + 32 * i;
+      if (e < d.head_dim) out[e] = __float2bfloat16_rn(v.a[i] * v.inv);
+    }
+  }
+}
+
+// β for the forward's output rows.
+__device__ void beta_rows(const Smem& s, const Dims& d, int64_t first, float* beta, float cap, bool clip) {
+  for (int item = int(threadIdx.x); item < kForwardOutputs * d.heads; item += kThreads) {
+    const int j = kHalo + item / d.heads, h = item % d.heads;
+    const int64_t r = first + j;
+    if (r >= d.rows) break;
+    beta[(r / d.length * d.heads + h) * d.length + r % d.length] =
+        beta_value(s.pre[j * d.heads + h] + s.bias[h], cap, clip);
+  }
+}
+
+template <int R, int E>
+__global__ void __launch_bounds__(kThreads)
+    fused_projection_forward_kernel(FusedProjectionArgs a, bf16* w, float* beta, float cap, bool clip) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Dims d = dims_of(a);
+  const Smem s(smem, R, d, 0, false);
+  const int64_t first = int64_t(blockIdx.x) * kForwardOutputs - kHalo;
+  load_weights(s, a, R, d);
+  tile_products<R>(s, a, first, d);
+  w_rows<E>(s, d, first, w);
+  beta_rows(s, d, first, beta, cap, clip);
+}
+
+// dz (fp32) for tile rows 2 … 63 from dw through the normalization and SiLU; rows past N zero.
+template <int E>
+__device__ void w_pre_gradients(const Smem& s, const Dims& d, int64_t first, const bf16* dw) {
+  for (int item = warp_index(); item < (kRows - kHalo) * d.heads; item += kWarps) {
+    const int j = kHalo + item / d.heads, h = item % d.heads;
+    const int64_t r = first + j, b = r / d.length, t = r % d.length;
+    float* dz = s.dz + j * s.ldy + h * d.head_dim;
+    if (r >= d.rows) {
+      for (int e = lane_index(); e < d.head_dim; e += 32) dz[e] = 0.0f;
+      continue;
+    }
+    const HeadRow<E> v(s, d, j, h, t);
+    const bf16* g = dw + ((b * d.heads + h) * d.length + t) * d.head_dim;
+    float gv[E], proj = 0.0f;
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      const int e = lane_index() + 32 * i;
+      gv[i] = e < d.head_dim ? __bfloat162float(g[e]) : 0.0f;
+      proj += v.a[i] * v.inv * gv[i];
+    }
+    proj = warp_sum(proj);
+#pragma unroll
+    for (int i = 0; i < E; ++i) {
+      const int e = lane_index() + 32 * i;
+      if (e < d.head_dim) dz[e] = w_pre_gradient(v.z[i], v.s[i], gv[i], v.norm, v.inv, proj);
+    }
+  }
+}
+
+__device__ __forceinline__ bool backward_output(int j, int64_t r, const Dims& d) {
+  return j >= kHalo && j < kHalo + kBackwardOutputs && r < d.rows;
+}
+
+// dpre for every tile row (0 outside the outputs) into s.dpre and column R + h of s.dlp.
+template <int R>
+__device__ void beta_pre_gradients(const Smem& s, const Dims& d, int64_t first, const float* dbeta, float cap,
+                                   bool clip) {
+  for (int item = int(threadIdx.x); item < kRows * d.heads; item += kThreads) {
+    const int j = item / d.heads, h = item % d.heads;
+    const int64_t r = first + j;
+    float v = 0.0f;
+    if (backward_output(j, r, d))
+      v = beta_pre_gradient(s.pre[item] + s.bias[h], dbeta[(r / d.length * d.heads + h) * d.length + r % d.length],
+                            cap, clip);
+    s.dpre[item] = v;
+    s.dlp[j * s.lddlp + R + h] = __float2bfloat16_rn(v);
+  }
+}
+
+// A thread a channel over the output rows: dy (bf16) into s.dy, and the convolution kernel's sums
+// dconv[ch, k] += Σ dz[r]·y[r − 2 + k] over the sources inside the sequence.
+__device__ void conv_gradients(const Smem& s, const Dims& d, int64_t first, float* dconv) {
+  for (int ch = int(threadIdx.x); ch < d.channels; ch += kThreads) {
+    const float* c = s.conv + ch * kConvWidth;
+    float sums[kConvWidth] = {};
+    int64_t t = (first + kHalo) % d.length;
+    for (int j = kHalo; j < kHalo + kBackwardOutputs; ++j, t = t + 1 == d.length ? 0 : t + 1) {
+      float dy = 0.0f;
+      if (first + j < d.rows) {
+        dy = causal_conv_input_gradient(c, t, d.length, [&](int k) { return s.dz[(j + kHalo - k) * s.ldy + ch]; });
+        const float dz = s.dz[j * s.ldy + ch];
+#pragma unroll
+        for (int k = 0; k < kConvWidth; ++k)
+          if (t - kHalo + k >= 0) sums[k] += dz * s.y[(j - kHalo + k) * s.ldy + ch];
+      }
+      s.dy[j * s.lddy + ch] = __float2bfloat16_rn(dy);
+    }
+#pragma unroll
+    for (int k = 0; k < kConvWidth; ++k) dconv[ch * kConvWidth + k] += sums[k];
+  }
+}
+
+// dlow = dy · W_up (bf16) into columns 0 … R−1 of s.dlp, a warp per group of 16 rows.
+template <int R>
+__device__ void low_gradients(const Smem& s, const Dims& d) {
+  const int warp = warp_index();
+  if (warp >= kRowGroups) return;
+  const int row0 = 16 * warp;
+  float acc[R / 8][4];
+  tiles::zero(acc);
+  for (int k0 = 0; k0 < d.channels; k0 += 16) {
+    Frag16<bf16> f;
+    tiles::load_a(f, s.dy + row0 * s.lddy, s.lddy, k0);
+    tiles::mma16<BLayout::KN>(acc, f, s.wup, s.ldr, k0);
+  }
+  tiles::store_acc(acc, s.dlp + row0 * s.lddlp, s.lddlp);
+}
+
+// dx[r] += [dlow | dpre] · wext for the output rows: items of 16 rows × 16 columns of x.
+template <int R>
+__device__ void input_gradient(const Smem& s, const Dims& d, int64_t first, float* dx) {
+  constexpr int KT = (R + kExtraRows) / 16;
+  const int items = kRowGroups * (d.width / 16);
+  for (int item = warp_index(); item < items; item += kWarps) {
+    const int row0 = 16 * (item % kRowGroups), n0 = 16 * (item / kRowGroups);
+    Frag16<bf16> a[KT];
+#pragma unroll
+    for (int kt = 0; kt < KT; ++kt) tiles::load_a(a[kt], s.dlp + row0 * s.lddlp, s.lddlp, 16 * kt);
+    float acc[2][4];
+    tiles::zero(acc);
+    tiles::mma_rs<BLayout::KN>(acc, a, s.wext + n0, s.ldx);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int j = row0 + tiles::acc_row(2 * half);
+      const int64_t r = first + j;
+      if (!backward_output(j, r, d)) continue;
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        float2* p = reinterpret_cast<float2*>(dx + r * d.width + n0 + tiles::acc_col(n, 0));
+        float2 v = *p;
+        v.x += acc[n][2 * half];
+        v.y += acc[n][2 * half + 1];
+        *p = v;
+      }
+    }
+  }
+}
+
+// sums[row, col] += acc for a 16-row accumulator whose rows start at sums (row stride ld).
+template <int NT>
+__device__ __forceinline__ void add_acc(float* sums, int ld, const float (&acc)[NT][4]) {
+#pragma unroll
+  for (int n = 0; n < NT; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) sums[tiles::acc_row(e) * ld + tiles::acc_col(n, e)] += acc[n][e];
+}
+
+// The block's sums of dW_up += dyᵀ·low (items of 16 channels) and [dW_down; du_β] += [dlow | dpre]ᵀ·x
+// (items of 16 rows of wext × 16 columns).
+template <int R>
+__device__ void weight_gradients(const Smem& s, const Dims& d, const ProjectionGradLayout& g) {
+  for (int m0 = 16 * warp_index(); m0 < d.channels; m0 += 16 * kWarps) {
+    float acc[R / 8][4];
+    tiles::zero(acc);
+    tiles::mma_ss<BLayout::KN, true, R / 8, kRows / 16>(acc, s.dy + m0, s.lddy, s.low, s.ldr);
+    add_acc(s.grads + g.up + m0 * R, R, acc);
+  }
+  constexpr int MT = (R + kExtraRows) / 16;
+  const int items = MT * (d.width / 16);
+  for (int item = warp_index(); item < items; item += kWarps) {
+    const int m0 = 16 * (item % MT), n0 = 16 * (item / MT);
+    float acc[2][4];
+    tiles::zero(acc);
+    tiles::mma_ss<BLayout::KN, true, 2, kRows / 16>(acc, s.dlp + m0, s.lddlp, s.x + n0, s.ldx);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int m = m0 + tiles::acc_row(2 * half);
+      float* row = m < R ? s.grads + m * d.width : m - R < d.heads ? s.grads + g.beta_weight + (m - R) * d.width : nullptr;
+      if (!row) continue;
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        row[n0 + tiles::acc_col(n, 0)] += acc[n][2 * half];
+        row[n0 + tiles::acc_col(n, 1)] += acc[n][2 * half + 1];
+      }
+    }
+  }
+}
+
+template <int R, int E>
+__global__ void __launch_bounds__(kThreads)
+    fused_projection_backward_kernel(FusedProjectionArgs a, const bf16* dw, const float* dbeta, float* dx,
+                                     ProjectionGradLayout g, float* partial, float cap, bool clip) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Dims d = dims_of(a);
+  const Smem s(smem, R, d, g.span, true);
+  load_weights(s, a, R, d);
+  // zeros that no tile overwrites: the sums, dy's rows outside the outputs, dlp's columns past dpre
+  for (int i = int(threadIdx.x); i < g.span; i += kThreads) s.grads[i] = 0.0f;
+  for (int i = int(threadIdx.x); i < 2 * kHalo * d.channels; i += kThreads) {
+    const int k = i / d.channels, j = k < kHalo ? k : kRows - 2 * kHalo + k;
+    s.dy[j * s.lddy + i % d.channels] = bf16(0.0f);
+  }
+  for (int i = int(threadIdx.x); i < kRows * (kExtraRows - d.heads); i += kThreads)
+    s.dlp[(i / (kExtraRows - d.heads)) * s.lddlp + R + d.heads + i % (kExtraRows - d.heads)] = bf16(0.0f);
+  const int64_t tiles_total = (d.rows + kBackwardOutputs - 1) / kBackwardOutputs;
+  for (int64_t tile = blockIdx.x; tile < tiles_total; tile += gridDim.x) {
+    const int64_t first = tile * kBackwardOutputs - kHalo;
+    tile_products<R>(s, a, first, d);
+    w_pre_gradients<E>(s, d, first, dw);
+    beta_pre_gradients<R>(s, d, first, dbeta, cap, clip);
+    __syncthreads();
+    conv_gradients(s, d, first, s.grads + g.conv);
+    if (threadIdx.x < d.heads) {  // the bias's sum over the output rows, in row order
+      float sum = 0.0f;
+      for (int j = kHalo; j < kHalo + kBackwardOutputs; ++j) sum += s.dpre[j * d.heads + threadIdx.x];
+      s.grads[g.beta_bias + threadIdx.x] += sum;
+    }
+    __syncthreads();
+    low_gradients<R>(s, d);
+    __syncthreads();
+    input_gradient<R>(s, d, first, dx);
+    weight_gradients<R>(s, d, g);
+    __syncthreads();
+  }
+  for (int i = int(threadIdx.x); i < g.span; i += kThreads) partial[int64_t(blockIdx.x) * g.span + i] = s.grads[i];
+}
+
+// Calls f.template operator()<R, E>() for the rank and the head dim's channels per lane.
+template <class F>
+void with_rank_and_lanes(int64_t rank, int64_t head_dim, F&& f) {
+  auto lanes = [&]<int R>() {
+    if (head_dim <= 32)
+      f.template operator()<R, 1>();
+    else if (head_dim <= 64)
+      f.template operator()<R, 2>();
+    else
+      f.template operator()<R, 4>();
+  };
+  switch (rank) {
+    case 16: return lanes.template operator()<16>();
+    case 32: return lanes.template operator()<32>();
+    case 48: return lanes.template operator()<48>();
+    case 64: return lanes.template operator()<64>();
+    default: throw std::logic_error("fused PaTH projection: rank " + std::to_string(rank) + " not 16, 32, 48 or 64");
+  }
+}
+
+size_t smem_bytes(const FusedProjectionArgs& a, const ProjectionGradLayout& g, bool backward) {
+  return Smem(nullptr, int(a.rank), dims_of(a), g.span, backward).bytes;
+}
+
+float beta_cap(const FusedProjectionArgs& a) { return float(2.0 - a.beta_clip_eps); }
+
+}  // namespace
+
+ProjectionGradLayout projection_grad_layout(const ParameterSet<float>& params, const std::string& prefix) {
+  const char* names[] = {"path_w_down", "path_w_up", "path_w_conv", "path_beta_weight", "path_beta_bias"};
+  int64_t offsets[5], end = 0;
+  const size_t base = params.entry(params.find(prefix + names[0])).offset;
+  for (int i = 0; i < 5; ++i) {
+    const ParameterEntry& e = params.entry(params.find(prefix + names[i]));
+    offsets[i] = int64_t(e.offset) - int64_t(base);
+    if (offsets[i] < end || offsets[i] - end >= int64_t(ParameterSet<float>::kAlignment)) return {};
+    end = offsets[i] + int64_t(e.size);
+  }
+  return {offsets[1], offsets[2], offsets[3], offsets[4], end};
+}
+
+bool fused_projection_supported(int64_t width, int64_t rank, int64_t heads, int64_t head_dim,
+                                const ProjectionGradLayout& grads) {
+  const bool shape = width > 0 && width % 16 == 0 && (rank == 16 || rank == 32 || rank == 48 || rank == 64) &&
+                     heads >= 1 && heads <= kMaxHeads &&
+                     (head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128);
+  if (!shape || grads.span == 0) return false;
+  FusedProjectionArgs a;
+  a.width = width, a.rank = rank, a.heads = heads, a.head_dim = head_dim;
+  int device = 0, limit = 0;
+  check_cuda(cudaGetDevice(&device), "fused_projection_supported");
+  check_cuda(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+             "fused_projection_supported");
+  return smem_bytes(a, grads, true) <= size_t(limit);
+}
+
+void fused_projection_forward(const FusedProjectionArgs& a, bf16* w, float* beta, cudaStream_t stream) {
+  const int64_t rows = a.batch * a.length;
+  const unsigned blocks = unsigned((rows + kForwardOutputs - 1) / kForwardOutputs);
+  const size_t smem = smem_bytes(a, {}, false);
+  with_rank_and_lanes(a.rank, a.head_dim, [&]<int R, int E>() {
+    launch_kernel_threads(fused_projection_forward_kernel<R, E>, dim3(blocks), kThreads, smem, stream,
+                          "fused_projection_forward_kernel", a, w, beta, beta_cap(a), a.beta_clip_eps > 0);
+  });
+}
+
+int fused_projection_backward_blocks(const FusedProjectionArgs& a, const ProjectionGradLayout& grads) {
+  const int64_t tiles_total = (a.batch * a.length + kBackwardOutputs - 1) / kBackwardOutputs;
+  int resident = 1;
+  with_rank_and_lanes(a.rank, a.head_dim, [&]<int R, int E>() {
+    resident = resident_blocks(fused_projection_backward_kernel<R, E>, kThreads, smem_bytes(a, grads, true),
+                               "fused_projection_backward_kernel");
+  });
+  return int(std::max<int64_t>(1, std::min<int64_t>(resident, tiles_total)));
+}
+
+void fused_projection_backward(const FusedProjectionArgs& a, const bf16* dw, const float* dbeta, float* dx,
+                               const ProjectionGradLayout& grads, float* grad_base, float* partial, int blocks,
+                               cudaStream_t stream) {
+  const size_t smem = smem_bytes(a, grads, true);
+  with_rank_and_lanes(a.rank, a.head_dim, [&]<int R, int E>() {
+    launch_kernel_threads(fused_projection_backward_kernel<R, E>, dim3(unsigned(blocks)), kThreads, smem, stream,
+                          "fused_projection_backward_kernel", a, dw, dbeta, dx, grads, partial, beta_cap(a),
+                          a.beta_clip_eps > 0);
+  });
+  finish_column_sums(partial, blocks, grads.span, grad_base, stream);
+}
+
+}  // namespace pathbench::cuda
