@@ -40,13 +40,18 @@ __host__ __device__ Dims dims_of(const FusedProjectionArgs& a) {
   return {a.batch * a.length, a.length, int(a.width), int(a.heads), int(a.head_dim), int(a.heads * a.head_dim)};
 }
 
+// Threads a channel in the backward's pass over channels (each takes a share of the output rows):
+// enough to occupy the block when the channels are fewer than its threads.
+__host__ __device__ int conv_parts(int channels) { return channels >= kThreads ? 1 : kThreads / channels; }
+
 // A block's shared memory (row strides padded as tiles::stride_of). With a null base it only
 // counts bytes, so host and device derive one layout.
 struct Smem {
   bf16 *x, *wext, *wup, *low;      // [64, C], [R + 16, C] = [W_down; u_β; 0], [H·D, R], [64, R]
-  float *y, *pre, *conv, *bias;     // [64, H·D] fp32, [64, H] x·u_βᵀ, [H·D, 3], [H]
+  float *y, *pre, *conv, *bias;     // [64, H·D] fp32, [64, H] x·u_βᵀ, [3, H·D] tap-major, [H]
   float *dz, *dpre, *grads;         // backward: [64, H·D], [64, H], [span] this block's gradient sums
-  bf16 *dy, *dlp;                   // backward: [64, H·D], [64, R + 16] = [dlow | dpre | 0]
+  float* conv_sums;                 // backward: [parts, H·D, 3] the convolution kernel's sums (conv_parts)
+  bf16 *dw, *dy, *dlp;              // backward: [64, H·D] dw's rows, [64, H·D], [64, R + 16] = [dlow | dpre | 0]
   int ldx, ldr, ldy, lddy, lddlp;   // strides of x and wext, of wup and low, of y and dz, of dy, of dlp
   size_t bytes;
 
@@ -65,12 +70,14 @@ struct Smem {
     pre = c.take<float>(size_t(kRows) * d.heads);
     conv = c.take<float>(size_t(d.channels) * kConvWidth);
     bias = c.take<float>(d.heads);
-    dz = dpre = grads = nullptr;
-    dy = dlp = nullptr;
+    dz = dpre = grads = conv_sums = nullptr;
+    dw = dy = dlp = nullptr;
     if (backward) {
       dz = c.take<float>(size_t(kRows) * ldy);
       dpre = c.take<float>(size_t(kRows) * d.heads);
       grads = c.take<float>(size_t(span));
+      conv_sums = c.take<float>(size_t(conv_parts(d.channels)) * d.channels * kConvWidth);
+      dw = c.take<bf16>(size_t(kRows) * lddy);
       dy = c.take<bf16>(size_t(kRows) * lddy);
       dlp = c.take<bf16>(size_t(kRows) * lddlp);
     }
@@ -97,7 +104,8 @@ __device__ void load_weights(const Smem& s, const FusedProjectionArgs& a, int ra
   copy_matrix_async(s.wup, s.ldr, a.w_up, d.channels, rank);
   for (int i = int(threadIdx.x); i < (kExtraRows - d.heads) * d.width; i += kThreads)
     s.wext[(rank + d.heads + i / d.width) * s.ldx + i % d.width] = bf16(0.0f);
-  for (int i = int(threadIdx.x); i < d.channels * kConvWidth; i += kThreads) s.conv[i] = a.conv[i];
+  for (int i = int(threadIdx.x); i < d.channels * kConvWidth; i += kThreads)
+    s.conv[(i % kConvWidth) * d.channels + i / kConvWidth] = a.conv[i];
   for (int i = int(threadIdx.x); i < d.heads; i += kThreads) s.bias[i] = a.beta_bias[i];
 }
 
@@ -185,45 +193,94 @@ __device__ void tile_products(const Smem& s, const FusedProjectionArgs& a, int64
   __syncthreads();
 }
 
-// The (row, head) items of a pass: tile row j, head h and the row's position; a warp an item, lane
-// l holding channels l, l + 32, … (E of them) of z, σ(z) and silu(z) = z·σ(z).
-template <int E>
-struct HeadRow {
-  float z[E], s[E], a[E];
-  float norm, inv;  // ‖a‖ and 1 / max(‖a‖, ε)
+// Eight consecutive fp32 or bf16 values of shared or global memory (16-byte aligned).
+__device__ __forceinline__ void load8(float (&v)[8], const float* p) {
+  const float4 lo = *reinterpret_cast<const float4*>(p), hi = *reinterpret_cast<const float4*>(p + 4);
+  v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+}
+__device__ __forceinline__ void load8(float (&v)[8], const bf16* p) {
+  const uint4 raw = *reinterpret_cast<const uint4*>(p);
+  const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(pairs[i]);
+    v[2 * i] = f.x, v[2 * i + 1] = f.y;
+  }
+}
+__device__ __forceinline__ void store8(float* p, const float (&v)[8]) {
+  *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+  *reinterpret_cast<float4*>(p + 4) = make_float4(v[4], v[5], v[6], v[7]);
+}
+__device__ __forceinline__ void store8(bf16* p, const float (&v)[8]) {
+  *reinterpret_cast<uint4*>(p) = make_uint4(tiles::pack_bf16(v[0], v[1]), tiles::pack_bf16(v[2], v[3]),
+                                            tiles::pack_bf16(v[4], v[5]), tiles::pack_bf16(v[6], v[7]));
+}
 
-  __device__ HeadRow(const Smem& sm, const Dims& d, int j, int h, int64_t t) {
+// The (row, head) items of the w passes: D / 8 lanes an item, eight consecutive channels a lane,
+// so that a warp takes 256 / D items at once and each lane's w or dw is one 16-byte vector.
+template <int D>
+struct HeadLanes {
+  static constexpr int kLanes = D / 8, kItemsPerWarp = 32 / kLanes;
+  int slot = lane_index() / kLanes;       // this lane's item among the warp's
+  int c0 = 8 * (lane_index() % kLanes);  // its first channel in the head
+  // Sum over an item's lanes (aligned groups: the xor shuffles stay inside them); all lanes call it.
+  __device__ static float sum(float v) {
+#pragma unroll
+    for (int offset = kLanes / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullWarp, v, offset);
+    return v;
+  }
+  // Calls f(j, h, valid) for the items (tile row kHalo + i, head h) of `rows` rows: every lane of
+  // the warp calls it the same number of times (the shuffles need them all); the lanes past the
+  // last item get its indices again with valid false.
+  template <class F>
+  __device__ void for_each(int rows, int heads, F&& f) const {
+    const int count = rows * heads;
+    for (int base = warp_index() * kItemsPerWarp; base < count; base += kWarps * kItemsPerWarp) {
+      const int item = min(base + slot, count - 1);
+      f(kHalo + item / heads, item % heads, base + slot < count);
+    }
+  }
+};
+
+// z, σ(z) and a = silu(z) = z·σ(z) of a lane's eight channels at tile row j, head h (position t),
+// and the head's ‖a‖ and 1 / max(‖a‖, ε).
+template <int D>
+struct HeadRow {
+  float z[8], s[8], a[8];
+  float norm, inv;
+
+  __device__ HeadRow(const Smem& sm, int channels, int j, int h, int64_t t, int c0) {
+    const int ch0 = h * D + c0;
+    float y[kConvWidth][8], taps[kConvWidth][8];
+#pragma unroll
+    for (int k = 0; k < kConvWidth; ++k) {
+      load8(y[k], sm.y + (j - kHalo + k) * sm.ldy + ch0);
+      load8(taps[k], sm.conv + k * channels + ch0);
+    }
     float ss = 0.0f;
 #pragma unroll
-    for (int i = 0; i < E; ++i) {
-      const int e = lane_index() + 32 * i, ch = h * d.head_dim + e;
-      z[i] = e < d.head_dim ? causal_conv(sm.conv + ch * kConvWidth, t,
-                                          [&](int k) { return sm.y[(j - kHalo + k) * sm.ldy + ch]; })
-                            : 0.0f;
-      s[i] = sigmoid(z[i]);
-      a[i] = z[i] * s[i];
-      ss += a[i] * a[i];
+    for (int c = 0; c < 8; ++c) {
+      z[c] = causal_conv(t, [&](int k) { return taps[k][c]; }, [&](int k) { return y[k][c]; });
+      s[c] = sigmoid(z[c]);
+      a[c] = z[c] * s[c];
+      ss += a[c] * a[c];
     }
-    norm = sqrtf(warp_sum(ss));
+    norm = sqrtf(HeadLanes<D>::sum(ss));
     inv = 1.0f / fmaxf(norm, kNormEps);
   }
 };
 
-// w for the forward's output rows (in row order: the items past N end the loop).
-template <int E>
+// w for the forward's output rows.
+template <int D>
 __device__ void w_rows(const Smem& s, const Dims& d, int64_t first, bf16* w) {
-  for (int item = warp_index(); item < kForwardOutputs * d.heads; item += kWarps) {
-    const int j = kHalo + item / d.heads, h = item % d.heads;
-    const int64_t r = first + j, b = r / d.length, t = r % d.length;
-    if (r >= d.rows) break;
-    const HeadRow<E> v(s, d, j, h, t);
-    bf16* out = w + ((b * d.heads + h) * d.length + t) * d.head_dim;
+  const HeadLanes<D> lanes;
+  lanes.for_each(kForwardOutputs, d.heads, [&](int j, int h, bool valid) {
+    const int64_t r = first + j, t = r % d.length;
+    const HeadRow<D> v(s, d.channels, j, h, t, lanes.c0);
+    float out[8];
 #pragma unroll
-    for (int i = 0; i < E; ++i) {
-      const int e = lane_index() + 32 * i;
-      if (e < d.head_dim) out[e] = __float2bfloat16_rn(v.a[i] * v.inv);
-    }
-  }
+    for (int c = 0; c < 8; ++c) out[c] = v.a[c] * v.inv;
+    if (valid && r < d.rows) store8(w + ((r / d.length * d.heads + h) * d.length + t) * D + lanes.c0, out);
+  });
 }
 
 // β for the forward's output rows.
@@ -237,7 +294,7 @@ __device__ void beta_rows(const Smem& s, const Dims& d, int64_t first, float* be
   }
 }
 
-template <int R, int E>
+template <int R, int D>
 __global__ void __launch_bounds__(kThreads)
     fused_projection_forward_kernel(FusedProjectionArgs a, bf16* w, float* beta, float cap, bool clip) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -246,37 +303,44 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t first = int64_t(blockIdx.x) * kForwardOutputs - kHalo;
   load_weights(s, a, R, d);
   tile_products<R>(s, a, first, d);
-  w_rows<E>(s, d, first, w);
+  w_rows<D>(s, d, first, w);
   beta_rows(s, d, first, beta, cap, clip);
 }
 
-// dz (fp32) for tile rows 2 … 63 from dw through the normalization and SiLU; rows past N zero.
-template <int E>
-__device__ void w_pre_gradients(const Smem& s, const Dims& d, int64_t first, const bf16* dw) {
-  for (int item = warp_index(); item < (kRows - kHalo) * d.heads; item += kWarps) {
-    const int j = kHalo + item / d.heads, h = item % d.heads;
-    const int64_t r = first + j, b = r / d.length, t = r % d.length;
-    float* dz = s.dz + j * s.ldy + h * d.head_dim;
-    if (r >= d.rows) {
-      for (int e = lane_index(); e < d.head_dim; e += 32) dz[e] = 0.0f;
-      continue;
-    }
-    const HeadRow<E> v(s, d, j, h, t);
-    const bf16* g = dw + ((b * d.heads + h) * d.length + t) * d.head_dim;
-    float gv[E], proj = 0.0f;
-#pragma unroll
-    for (int i = 0; i < E; ++i) {
-      const int e = lane_index() + 32 * i;
-      gv[i] = e < d.head_dim ? __bfloat162float(g[e]) : 0.0f;
-      proj += v.a[i] * v.inv * gv[i];
-    }
-    proj = warp_sum(proj);
-#pragma unroll
-    for (int i = 0; i < E; ++i) {
-      const int e = lane_index() + 32 * i;
-      if (e < d.head_dim) dz[e] = w_pre_gradient(v.z[i], v.s[i], gv[i], v.norm, v.inv, proj);
-    }
+// Starts copying dw's rows for tile rows 2 … 63 into s.dw (head-major [H·D] rows, as dz; rows past
+// N zero).
+__device__ void load_dw_rows(const Smem& s, const bf16* dw, int64_t first, const Dims& d) {
+  const int per_row = d.channels / 8;
+  for (int i = int(threadIdx.x); i < (kRows - kHalo) * per_row; i += kThreads) {
+    const int j = kHalo + i / per_row, c = (i % per_row) * 8;
+    const int64_t r = first + j;
+    const bool inside = r < d.rows;
+    const int64_t at = inside ? ((r / d.length * d.heads + c / d.head_dim) * d.length + r % d.length) * d.head_dim +
+                                    c % d.head_dim
+                              : 0;
+    tiles::cp_async16(s.dw + j * s.lddy + c, dw + at, inside ? 16 : 0);
   }
+}
+
+// dz (fp32) for tile rows 2 … 63 from dw through the normalization and SiLU (rows past N have
+// dw = 0 and so dz = 0).
+template <int D>
+__device__ void w_pre_gradients(const Smem& s, const Dims& d, int64_t first) {
+  const HeadLanes<D> lanes;
+  lanes.for_each(kRows - kHalo, d.heads, [&](int j, int h, bool valid) {
+    const int64_t t = (first + j) % d.length;
+    const HeadRow<D> v(s, d.channels, j, h, t, lanes.c0);
+    const int at = h * D + lanes.c0;
+    float g[8], proj = 0.0f;
+    load8(g, s.dw + j * s.lddy + at);
+#pragma unroll
+    for (int c = 0; c < 8; ++c) proj += v.a[c] * v.inv * g[c];
+    proj = HeadLanes<D>::sum(proj);
+    float dz[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) dz[c] = w_pre_gradient(v.z[c], v.s[c], g[c], v.norm, v.inv, proj);
+    if (valid) store8(s.dz + j * s.ldy + at, dz);
+  });
 }
 
 __device__ __forceinline__ bool backward_output(int j, int64_t r, const Dims& d) {
@@ -299,17 +363,23 @@ __device__ void beta_pre_gradients(const Smem& s, const Dims& d, int64_t first, 
   }
 }
 
-// A thread a channel over the output rows: dy (bf16) into s.dy, and the convolution kernel's sums
-// dconv[ch, k] += Σ dz[r]·y[r − 2 + k] over the sources inside the sequence.
-__device__ void conv_gradients(const Smem& s, const Dims& d, int64_t first, float* dconv) {
-  for (int ch = int(threadIdx.x); ch < d.channels; ch += kThreads) {
-    const float* c = s.conv + ch * kConvWidth;
-    float sums[kConvWidth] = {};
-    int64_t t = (first + kHalo) % d.length;
-    for (int j = kHalo; j < kHalo + kBackwardOutputs; ++j, t = t + 1 == d.length ? 0 : t + 1) {
+// conv_parts threads a channel, each over its share of the output rows: dy (bf16) into s.dy, and
+// the convolution kernel's sums dconv[ch, k] += Σ dz[r]·y[r − 2 + k] over the sources inside the
+// sequence, into the thread's own row of s.conv_sums.
+__device__ void conv_gradients(const Smem& s, const Dims& d, int64_t first) {
+  const int parts = conv_parts(d.channels);
+  for (int slot = int(threadIdx.x); slot < parts * d.channels; slot += kThreads) {
+    const int ch = slot % d.channels, part = slot / d.channels;
+    const int begin = kHalo + part * kBackwardOutputs / parts, end = kHalo + (part + 1) * kBackwardOutputs / parts;
+    float taps[kConvWidth], sums[kConvWidth] = {};
+#pragma unroll
+    for (int k = 0; k < kConvWidth; ++k) taps[k] = s.conv[k * d.channels + ch];
+    int64_t t = (first + begin) % d.length;
+    for (int j = begin; j < end; ++j, t = t + 1 == d.length ? 0 : t + 1) {
       float dy = 0.0f;
       if (first + j < d.rows) {
-        dy = causal_conv_input_gradient(c, t, d.length, [&](int k) { return s.dz[(j + kHalo - k) * s.ldy + ch]; });
+        dy = causal_conv_input_gradient(t, d.length, [&](int k) { return taps[k]; },
+                                        [&](int k) { return s.dz[(j + kHalo - k) * s.ldy + ch]; });
         const float dz = s.dz[j * s.ldy + ch];
 #pragma unroll
         for (int k = 0; k < kConvWidth; ++k)
@@ -317,8 +387,9 @@ __device__ void conv_gradients(const Smem& s, const Dims& d, int64_t first, floa
       }
       s.dy[j * s.lddy + ch] = __float2bfloat16_rn(dy);
     }
+    float* own = s.conv_sums + (part * d.channels + ch) * kConvWidth;
 #pragma unroll
-    for (int k = 0; k < kConvWidth; ++k) dconv[ch * kConvWidth + k] += sums[k];
+    for (int k = 0; k < kConvWidth; ++k) own[k] += sums[k];
   }
 }
 
@@ -338,6 +409,15 @@ __device__ void low_gradients(const Smem& s, const Dims& d) {
   tiles::store_acc(acc, s.dlp + row0 * s.lddlp, s.lddlp);
 }
 
+// Asks L2 for dx's output rows of the tile, which input_gradient reads and writes at its end.
+__device__ void prefetch_dx_rows(const float* dx, int64_t first, const Dims& d) {
+  const int lines = (d.width + 31) / 32;  // 128-byte lines a row
+  for (int i = int(threadIdx.x); i < kBackwardOutputs * lines; i += kThreads) {
+    const int64_t r = first + kHalo + i / lines;
+    if (r < d.rows) asm volatile("prefetch.global.L2 [%0];" ::"l"(dx + r * d.width + 32 * (i % lines)));
+  }
+}
+
 // dx[r] += [dlow | dpre] · wext for the output rows: items of 16 rows × 16 columns of x.
 template <int R>
 __device__ void input_gradient(const Smem& s, const Dims& d, int64_t first, float* dx) {
@@ -348,9 +428,8 @@ __device__ void input_gradient(const Smem& s, const Dims& d, int64_t first, floa
     Frag16<bf16> a[KT];
 #pragma unroll
     for (int kt = 0; kt < KT; ++kt) tiles::load_a(a[kt], s.dlp + row0 * s.lddlp, s.lddlp, 16 * kt);
-    float acc[2][4];
-    tiles::zero(acc);
-    tiles::mma_rs<BLayout::KN>(acc, a, s.wext + n0, s.ldx);
+    float2* rows[2][2] = {};  // this thread's dx pairs (row half, tile n), null outside the outputs
+    float2 old[2][2];
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int j = row0 + tiles::acc_row(2 * half);
@@ -358,13 +437,19 @@ __device__ void input_gradient(const Smem& s, const Dims& d, int64_t first, floa
       if (!backward_output(j, r, d)) continue;
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
-        float2* p = reinterpret_cast<float2*>(dx + r * d.width + n0 + tiles::acc_col(n, 0));
-        float2 v = *p;
-        v.x += acc[n][2 * half];
-        v.y += acc[n][2 * half + 1];
-        *p = v;
+        rows[half][n] = reinterpret_cast<float2*>(dx + r * d.width + n0 + tiles::acc_col(n, 0));
+        old[half][n] = *rows[half][n];  // issued before the product, which hides its latency
       }
     }
+    float acc[2][4];
+    tiles::zero(acc);
+    tiles::mma_rs<BLayout::KN>(acc, a, s.wext + n0, s.ldx);
+#pragma unroll
+    for (int half = 0; half < 2; ++half)
+#pragma unroll
+      for (int n = 0; n < 2; ++n)
+        if (rows[half][n])
+          *rows[half][n] = make_float2(old[half][n].x + acc[n][2 * half], old[half][n].y + acc[n][2 * half + 1]);
   }
 }
 
@@ -408,7 +493,7 @@ __device__ void weight_gradients(const Smem& s, const Dims& d, const ProjectionG
   }
 }
 
-template <int R, int E>
+template <int R, int D>
 __global__ void __launch_bounds__(kThreads)
     fused_projection_backward_kernel(FusedProjectionArgs a, const bf16* dw, const float* dbeta, float* dx,
                                      ProjectionGradLayout g, float* partial, float cap, bool clip) {
@@ -418,6 +503,8 @@ __global__ void __launch_bounds__(kThreads)
   load_weights(s, a, R, d);
   // zeros that no tile overwrites: the sums, dy's rows outside the outputs, dlp's columns past dpre
   for (int i = int(threadIdx.x); i < g.span; i += kThreads) s.grads[i] = 0.0f;
+  for (int i = int(threadIdx.x); i < conv_parts(d.channels) * d.channels * kConvWidth; i += kThreads)
+    s.conv_sums[i] = 0.0f;
   for (int i = int(threadIdx.x); i < 2 * kHalo * d.channels; i += kThreads) {
     const int k = i / d.channels, j = k < kHalo ? k : kRows - 2 * kHalo + k;
     s.dy[j * s.lddy + i % d.channels] = bf16(0.0f);
@@ -427,11 +514,13 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t tiles_total = (d.rows + kBackwardOutputs - 1) / kBackwardOutputs;
   for (int64_t tile = blockIdx.x; tile < tiles_total; tile += gridDim.x) {
     const int64_t first = tile * kBackwardOutputs - kHalo;
+    prefetch_dx_rows(dx, first, d);
+    load_dw_rows(s, dw, first, d);
     tile_products<R>(s, a, first, d);
-    w_pre_gradients<E>(s, d, first, dw);
+    w_pre_gradients<D>(s, d, first);
     beta_pre_gradients<R>(s, d, first, dbeta, cap, clip);
     __syncthreads();
-    conv_gradients(s, d, first, s.grads + g.conv);
+    conv_gradients(s, d, first);
     if (threadIdx.x < d.heads) {  // the bias's sum over the output rows, in row order
       float sum = 0.0f;
       for (int j = kHalo; j < kHalo + kBackwardOutputs; ++j) sum += s.dpre[j * d.heads + threadIdx.x];
@@ -444,25 +533,33 @@ __global__ void __launch_bounds__(kThreads)
     weight_gradients<R>(s, d, g);
     __syncthreads();
   }
+  const int parts = conv_parts(d.channels);
+  for (int i = int(threadIdx.x); i < d.channels * kConvWidth; i += kThreads) {  // the parts' sums in order
+    float total = 0.0f;
+    for (int p = 0; p < parts; ++p) total += s.conv_sums[p * d.channels * kConvWidth + i];
+    s.grads[g.conv + i] = total;
+  }
+  __syncthreads();
   for (int i = int(threadIdx.x); i < g.span; i += kThreads) partial[int64_t(blockIdx.x) * g.span + i] = s.grads[i];
 }
 
-// Calls f.template operator()<R, E>() for the rank and the head dim's channels per lane.
+// Calls f.template operator()<R, D>() for the rank and head dim (checked by fused_projection_supported).
 template <class F>
-void with_rank_and_lanes(int64_t rank, int64_t head_dim, F&& f) {
-  auto lanes = [&]<int R>() {
-    if (head_dim <= 32)
-      f.template operator()<R, 1>();
-    else if (head_dim <= 64)
-      f.template operator()<R, 2>();
-    else
-      f.template operator()<R, 4>();
+void with_rank_and_head_dim(int64_t rank, int64_t head_dim, F&& f) {
+  auto by_head_dim = [&]<int R>() {
+    switch (head_dim) {
+      case 16: return f.template operator()<R, 16>();
+      case 32: return f.template operator()<R, 32>();
+      case 64: return f.template operator()<R, 64>();
+      case 128: return f.template operator()<R, 128>();
+      default: throw std::logic_error("fused PaTH projection: head dim " + std::to_string(head_dim));
+    }
   };
   switch (rank) {
-    case 16: return lanes.template operator()<16>();
-    case 32: return lanes.template operator()<32>();
-    case 48: return lanes.template operator()<48>();
-    case 64: return lanes.template operator()<64>();
+    case 16: return by_head_dim.template operator()<16>();
+    case 32: return by_head_dim.template operator()<32>();
+    case 48: return by_head_dim.template operator()<48>();
+    case 64: return by_head_dim.template operator()<64>();
     default: throw std::logic_error("fused PaTH projection: rank " + std::to_string(rank) + " not 16, 32, 48 or 64");
   }
 }
@@ -507,8 +604,8 @@ void fused_projection_forward(const FusedProjectionArgs& a, bf16* w, float* beta
   const int64_t rows = a.batch * a.length;
   const unsigned blocks = unsigned((rows + kForwardOutputs - 1) / kForwardOutputs);
   const size_t smem = smem_bytes(a, {}, false);
-  with_rank_and_lanes(a.rank, a.head_dim, [&]<int R, int E>() {
-    launch_kernel_threads(fused_projection_forward_kernel<R, E>, dim3(blocks), kThreads, smem, stream,
+  with_rank_and_head_dim(a.rank, a.head_dim, [&]<int R, int D>() {
+    launch_kernel_threads(fused_projection_forward_kernel<R, D>, dim3(blocks), kThreads, smem, stream,
                           "fused_projection_forward_kernel", a, w, beta, beta_cap(a), a.beta_clip_eps > 0);
   });
 }
@@ -516,8 +613,8 @@ void fused_projection_forward(const FusedProjectionArgs& a, bf16* w, float* beta
 int fused_projection_backward_blocks(const FusedProjectionArgs& a, const ProjectionGradLayout& grads) {
   const int64_t tiles_total = (a.batch * a.length + kBackwardOutputs - 1) / kBackwardOutputs;
   int resident = 1;
-  with_rank_and_lanes(a.rank, a.head_dim, [&]<int R, int E>() {
-    resident = resident_blocks(fused_projection_backward_kernel<R, E>, kThreads, smem_bytes(a, grads, true),
+  with_rank_and_head_dim(a.rank, a.head_dim, [&]<int R, int D>() {
+    resident = resident_blocks(fused_projection_backward_kernel<R, D>, kThreads, smem_bytes(a, grads, true),
                                "fused_projection_backward_kernel");
   });
   return int(std::max<int64_t>(1, std::min<int64_t>(resident, tiles_total)));
@@ -527,8 +624,8 @@ void fused_projection_backward(const FusedProjectionArgs& a, const bf16* dw, con
                                const ProjectionGradLayout& grads, float* grad_base, float* partial, int blocks,
                                cudaStream_t stream) {
   const size_t smem = smem_bytes(a, grads, true);
-  with_rank_and_lanes(a.rank, a.head_dim, [&]<int R, int E>() {
-    launch_kernel_threads(fused_projection_backward_kernel<R, E>, dim3(unsigned(blocks)), kThreads, smem, stream,
+  with_rank_and_head_dim(a.rank, a.head_dim, [&]<int R, int D>() {
+    launch_kernel_threads(fused_projection_backward_kernel<R, D>, dim3(unsigned(blocks)), kThreads, smem, stream,
                           "fused_projection_backward_kernel", a, dw, dbeta, dx, grads, partial, beta_cap(a),
                           a.beta_clip_eps > 0);
   });

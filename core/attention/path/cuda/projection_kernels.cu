@@ -39,8 +39,8 @@ __global__ void path_w_forward_kernel(const float* y, const float* conv, float* 
     const int64_t e = lane + 32 * i;
     if (e >= head_dim) break;
     const int64_t ch = h * head_dim + e;
-    const float acc =
-        causal_conv(conv + ch * kConvWidth, t, [&](int k) { return y[(r - (kConvWidth - 1) + k) * hd + ch]; });
+    const float acc = causal_conv(t, [&](int k) { return conv[ch * kConvWidth + k]; },
+                                  [&](int k) { return y[(r - (kConvWidth - 1) + k) * hd + ch]; });
     if (z) z[r * hd + ch] = acc;
     a[i] = acc * sigmoid(acc);
     ss += a[i] * a[i];
@@ -123,7 +123,8 @@ __global__ void path_conv_backward_kernel(const float* y, const float* conv, con
     for (int64_t r = begin; r < end; ++r) {
       const int64_t t = r % length;
       behind[kConvWidth - 1] = y[r * channels + ch];
-      const float d = causal_conv_input_gradient(c, t, length, [&](int k) { return ahead[kConvWidth - 1 - k]; });
+      const float d = causal_conv_input_gradient(t, length, [&](int k) { return c[k]; },
+                                                 [&](int k) { return ahead[kConvWidth - 1 - k]; });
       store_float_or_bf16(dy, dy16, r * channels + ch, d);
       for (int k = 0; k < kConvWidth; ++k)
         if (t - (kConvWidth - 1) + k >= 0) acc[k] += ahead[0] * behind[k];

@@ -14,26 +14,25 @@ constexpr float kNormEps = 1e-12f;  // as path_projection.cpp
 
 __device__ __forceinline__ float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
-// z at position t of a channel: Σ_k conv[k] · y_at(k), y_at(k) = y at position t − 2 + k, over the
+// z at position t of a channel: Σ_k tap(k) · y_at(k), y_at(k) = y at position t − 2 + k, over the
 // taps whose source lies inside the sequence.
-template <class YAt>
-__device__ __forceinline__ float causal_conv(const float* conv, int64_t t, YAt y_at) {
+template <class TapAt, class YAt>
+__device__ __forceinline__ float causal_conv(int64_t t, TapAt tap, YAt y_at) {
   float acc = 0.0f;
 #pragma unroll
   for (int k = 0; k < kConvWidth; ++k)
-    if (t - (kConvWidth - 1) + k >= 0) acc += conv[k] * y_at(k);
+    if (t - (kConvWidth - 1) + k >= 0) acc += tap(k) * y_at(k);
   return acc;
 }
 
-// dy at position t of a channel (sequence length T): Σ_k conv[k] · dz_at(k), dz_at(k) = dz at position
-// t + 2 − k, over the positions inside the sequence.
-template <class DzAt>
-__device__ __forceinline__ float causal_conv_input_gradient(const float* conv, int64_t t, int64_t length,
-                                                            DzAt dz_at) {
+// dy at position t of a channel (sequence length T): Σ_k tap(k) · dz_at(k), dz_at(k) = dz at
+// position t + 2 − k, over the positions inside the sequence.
+template <class TapAt, class DzAt>
+__device__ __forceinline__ float causal_conv_input_gradient(int64_t t, int64_t length, TapAt tap, DzAt dz_at) {
   float acc = 0.0f;
 #pragma unroll
   for (int k = 0; k < kConvWidth; ++k)
-    if (t + (kConvWidth - 1) - k < length) acc += conv[k] * dz_at(k);
+    if (t + (kConvWidth - 1) - k < length) acc += tap(k) * dz_at(k);
   return acc;
 }
 
