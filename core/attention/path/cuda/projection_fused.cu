@@ -49,6 +49,8 @@ __host__ __device__ int conv_parts(int channels) { return channels >= kThreads ?
 struct Smem {
   bf16 *x, *wext, *wup, *low;      // [64, C], [R + 16, C] = [W_down; u_β; 0], [H·D, R], [64, R]
   float *y, *pre, *conv, *bias;     // [64, H·D] fp32, [64, H] x·u_βᵀ, [3, H·D] tap-major, [H]
+  int* pos;                         // [64] each tile row's position t in its sequence, −1 outside [0, N)
+  int64_t* at;                      // [64] its index in [B, H, T] tensors at head 0: b·H·T + t
   float *dz, *dpre, *grads;         // backward: [64, H·D], [64, H], [span] this block's gradient sums
   float* conv_sums;                 // backward: [parts, H·D, 3] the convolution kernel's sums (conv_parts)
   bf16 *dw, *dy, *dlp;              // backward: [64, H·D] dw's rows, [64, H·D], [64, R + 16] = [dlow | dpre | 0]
@@ -70,6 +72,8 @@ struct Smem {
     pre = c.take<float>(size_t(kRows) * d.heads);
     conv = c.take<float>(size_t(d.channels) * kConvWidth);
     bias = c.take<float>(d.heads);
+    pos = c.take<int>(kRows);
+    at = c.take<int64_t>(kRows);
     dz = dpre = grads = conv_sums = nullptr;
     dw = dy = dlp = nullptr;
     if (backward) {
@@ -179,6 +183,16 @@ __device__ void up_products(const Smem& s, const Dims& d) {
   }
 }
 
+// s.pos and s.at of the tile's rows first … first + 63 (read after the next barrier).
+__device__ void row_places(const Smem& s, int64_t first, const Dims& d) {
+  for (int j = int(threadIdx.x); j < kRows; j += kThreads) {
+    const int64_t r = first + j;
+    const bool inside = r >= 0 && r < d.rows;
+    s.pos[j] = inside ? int(r % d.length) : -1;
+    s.at[j] = inside ? r / d.length * d.heads * d.length + r % d.length : 0;
+  }
+}
+
 // x's rows first … first + 63 into shared memory (with whatever copies are in flight), then low,
 // pre and y from them; the whole block calls it, and all of it is visible to all on return.
 template <int R>
@@ -248,7 +262,7 @@ struct HeadRow {
   float z[8], s[8], a[8];
   float norm, inv;
 
-  __device__ HeadRow(const Smem& sm, int channels, int j, int h, int64_t t, int c0) {
+  __device__ HeadRow(const Smem& sm, int channels, int j, int h, int t, int c0) {
     const int ch0 = h * D + c0;
     float y[kConvWidth][8], taps[kConvWidth][8];
 #pragma unroll
@@ -271,26 +285,24 @@ struct HeadRow {
 
 // w for the forward's output rows.
 template <int D>
-__device__ void w_rows(const Smem& s, const Dims& d, int64_t first, bf16* w) {
+__device__ void w_rows(const Smem& s, const Dims& d, bf16* w) {
   const HeadLanes<D> lanes;
   lanes.for_each(kForwardOutputs, d.heads, [&](int j, int h, bool valid) {
-    const int64_t r = first + j, t = r % d.length;
+    const int t = s.pos[j];
     const HeadRow<D> v(s, d.channels, j, h, t, lanes.c0);
     float out[8];
 #pragma unroll
     for (int c = 0; c < 8; ++c) out[c] = v.a[c] * v.inv;
-    if (valid && r < d.rows) store8(w + ((r / d.length * d.heads + h) * d.length + t) * D + lanes.c0, out);
+    if (valid && t >= 0) store8(w + (s.at[j] + h * d.length) * D + lanes.c0, out);
   });
 }
 
 // β for the forward's output rows.
-__device__ void beta_rows(const Smem& s, const Dims& d, int64_t first, float* beta, float cap, bool clip) {
+__device__ void beta_rows(const Smem& s, const Dims& d, float* beta, float cap, bool clip) {
   for (int item = int(threadIdx.x); item < kForwardOutputs * d.heads; item += kThreads) {
     const int j = kHalo + item / d.heads, h = item % d.heads;
-    const int64_t r = first + j;
-    if (r >= d.rows) break;
-    beta[(r / d.length * d.heads + h) * d.length + r % d.length] =
-        beta_value(s.pre[j * d.heads + h] + s.bias[h], cap, clip);
+    if (s.pos[j] < 0) break;  // rows past N: the rest are too
+    beta[s.at[j] + h * d.length] = beta_value(s.pre[j * d.heads + h] + s.bias[h], cap, clip);
   }
 }
 
@@ -302,34 +314,32 @@ __global__ void __launch_bounds__(kThreads)
   const Smem s(smem, R, d, 0, false);
   const int64_t first = int64_t(blockIdx.x) * kForwardOutputs - kHalo;
   load_weights(s, a, R, d);
+  row_places(s, first, d);
   tile_products<R>(s, a, first, d);
-  w_rows<D>(s, d, first, w);
-  beta_rows(s, d, first, beta, cap, clip);
+  w_rows<D>(s, d, w);
+  beta_rows(s, d, beta, cap, clip);
 }
 
 // Starts copying dw's rows for tile rows 2 … 63 into s.dw (head-major [H·D] rows, as dz; rows past
 // N zero).
-__device__ void load_dw_rows(const Smem& s, const bf16* dw, int64_t first, const Dims& d) {
+template <int D>
+__device__ void load_dw_rows(const Smem& s, const bf16* dw, const Dims& d) {
   const int per_row = d.channels / 8;
   for (int i = int(threadIdx.x); i < (kRows - kHalo) * per_row; i += kThreads) {
     const int j = kHalo + i / per_row, c = (i % per_row) * 8;
-    const int64_t r = first + j;
-    const bool inside = r < d.rows;
-    const int64_t at = inside ? ((r / d.length * d.heads + c / d.head_dim) * d.length + r % d.length) * d.head_dim +
-                                    c % d.head_dim
-                              : 0;
-    tiles::cp_async16(s.dw + j * s.lddy + c, dw + at, inside ? 16 : 0);
+    const bool inside = s.pos[j] >= 0;
+    const bf16* src = dw + (inside ? (s.at[j] + c / D * d.length) * D + c % D : 0);
+    tiles::cp_async16(s.dw + j * s.lddy + c, src, inside ? 16 : 0);
   }
 }
 
 // dz (fp32) for tile rows 2 … 63 from dw through the normalization and SiLU (rows past N have
 // dw = 0 and so dz = 0).
 template <int D>
-__device__ void w_pre_gradients(const Smem& s, const Dims& d, int64_t first) {
+__device__ void w_pre_gradients(const Smem& s, const Dims& d) {
   const HeadLanes<D> lanes;
   lanes.for_each(kRows - kHalo, d.heads, [&](int j, int h, bool valid) {
-    const int64_t t = (first + j) % d.length;
-    const HeadRow<D> v(s, d.channels, j, h, t, lanes.c0);
+    const HeadRow<D> v(s, d.channels, j, h, s.pos[j], lanes.c0);
     const int at = h * D + lanes.c0;
     float g[8], proj = 0.0f;
     load8(g, s.dw + j * s.lddy + at);
@@ -343,21 +353,18 @@ __device__ void w_pre_gradients(const Smem& s, const Dims& d, int64_t first) {
   });
 }
 
-__device__ __forceinline__ bool backward_output(int j, int64_t r, const Dims& d) {
-  return j >= kHalo && j < kHalo + kBackwardOutputs && r < d.rows;
+// Whether tile row j is one of the backward's outputs (and inside [0, N)).
+__device__ __forceinline__ bool backward_output(const Smem& s, int j) {
+  return j >= kHalo && j < kHalo + kBackwardOutputs && s.pos[j] >= 0;
 }
 
 // dpre for every tile row (0 outside the outputs) into s.dpre and column R + h of s.dlp.
 template <int R>
-__device__ void beta_pre_gradients(const Smem& s, const Dims& d, int64_t first, const float* dbeta, float cap,
-                                   bool clip) {
+__device__ void beta_pre_gradients(const Smem& s, const Dims& d, const float* dbeta, float cap, bool clip) {
   for (int item = int(threadIdx.x); item < kRows * d.heads; item += kThreads) {
     const int j = item / d.heads, h = item % d.heads;
-    const int64_t r = first + j;
     float v = 0.0f;
-    if (backward_output(j, r, d))
-      v = beta_pre_gradient(s.pre[item] + s.bias[h], dbeta[(r / d.length * d.heads + h) * d.length + r % d.length],
-                            cap, clip);
+    if (backward_output(s, j)) v = beta_pre_gradient(s.pre[item] + s.bias[h], dbeta[s.at[j] + h * d.length], cap, clip);
     s.dpre[item] = v;
     s.dlp[j * s.lddlp + R + h] = __float2bfloat16_rn(v);
   }
@@ -366,7 +373,7 @@ __device__ void beta_pre_gradients(const Smem& s, const Dims& d, int64_t first, 
 // conv_parts threads a channel, each over its share of the output rows: dy (bf16) into s.dy, and
 // the convolution kernel's sums dconv[ch, k] += Σ dz[r]·y[r − 2 + k] over the sources inside the
 // sequence, into the thread's own row of s.conv_sums.
-__device__ void conv_gradients(const Smem& s, const Dims& d, int64_t first) {
+__device__ void conv_gradients(const Smem& s, const Dims& d) {
   const int parts = conv_parts(d.channels);
   for (int slot = int(threadIdx.x); slot < parts * d.channels; slot += kThreads) {
     const int ch = slot % d.channels, part = slot / d.channels;
@@ -374,10 +381,10 @@ __device__ void conv_gradients(const Smem& s, const Dims& d, int64_t first) {
     float taps[kConvWidth], sums[kConvWidth] = {};
 #pragma unroll
     for (int k = 0; k < kConvWidth; ++k) taps[k] = s.conv[k * d.channels + ch];
-    int64_t t = (first + begin) % d.length;
-    for (int j = begin; j < end; ++j, t = t + 1 == d.length ? 0 : t + 1) {
+    for (int j = begin; j < end; ++j) {
+      const int t = s.pos[j];
       float dy = 0.0f;
-      if (first + j < d.rows) {
+      if (t >= 0) {
         dy = causal_conv_input_gradient(t, d.length, [&](int k) { return taps[k]; },
                                         [&](int k) { return s.dz[(j + kHalo - k) * s.ldy + ch]; });
         const float dz = s.dz[j * s.ldy + ch];
@@ -433,11 +440,10 @@ __device__ void input_gradient(const Smem& s, const Dims& d, int64_t first, floa
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int j = row0 + tiles::acc_row(2 * half);
-      const int64_t r = first + j;
-      if (!backward_output(j, r, d)) continue;
+      if (!backward_output(s, j)) continue;
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
-        rows[half][n] = reinterpret_cast<float2*>(dx + r * d.width + n0 + tiles::acc_col(n, 0));
+        rows[half][n] = reinterpret_cast<float2*>(dx + (first + j) * d.width + n0 + tiles::acc_col(n, 0));
         old[half][n] = *rows[half][n];  // issued before the product, which hides its latency
       }
     }
@@ -511,16 +517,19 @@ __global__ void __launch_bounds__(kThreads)
   }
   for (int i = int(threadIdx.x); i < kRows * (kExtraRows - d.heads); i += kThreads)
     s.dlp[(i / (kExtraRows - d.heads)) * s.lddlp + R + d.heads + i % (kExtraRows - d.heads)] = bf16(0.0f);
+  __syncthreads();  // the zeros before any thread reads them (a block may get no tile)
   const int64_t tiles_total = (d.rows + kBackwardOutputs - 1) / kBackwardOutputs;
   for (int64_t tile = blockIdx.x; tile < tiles_total; tile += gridDim.x) {
     const int64_t first = tile * kBackwardOutputs - kHalo;
     prefetch_dx_rows(dx, first, d);
-    load_dw_rows(s, dw, first, d);
-    tile_products<R>(s, a, first, d);
-    w_pre_gradients<D>(s, d, first);
-    beta_pre_gradients<R>(s, d, first, dbeta, cap, clip);
+    row_places(s, first, d);
     __syncthreads();
-    conv_gradients(s, d, first);
+    load_dw_rows<D>(s, dw, d);
+    tile_products<R>(s, a, first, d);
+    w_pre_gradients<D>(s, d);
+    beta_pre_gradients<R>(s, d, dbeta, cap, clip);
+    __syncthreads();
+    conv_gradients(s, d);
     if (threadIdx.x < d.heads) {  // the bias's sum over the output rows, in row order
       float sum = 0.0f;
       for (int j = kHalo; j < kHalo + kBackwardOutputs; ++j) sum += s.dpre[j * d.heads + threadIdx.x];
