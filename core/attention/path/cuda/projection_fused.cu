@@ -372,27 +372,38 @@ __device__ void beta_pre_gradients(const Smem& s, const Dims& d, const float* db
 
 // conv_parts threads a channel, each over its share of the output rows: dy (bf16) into s.dy, and
 // the convolution kernel's sums dconv[ch, k] += Σ dz[r]·y[r − 2 + k] over the sources inside the
-// sequence, into the thread's own row of s.conv_sums.
+// sequence, into the thread's own row of s.conv_sums. dz two rows ahead and y two rows behind stay
+// in registers from row to row, so a row reads one new value of each.
 __device__ void conv_gradients(const Smem& s, const Dims& d) {
   const int parts = conv_parts(d.channels);
   for (int slot = int(threadIdx.x); slot < parts * d.channels; slot += kThreads) {
     const int ch = slot % d.channels, part = slot / d.channels;
     const int begin = kHalo + part * kBackwardOutputs / parts, end = kHalo + (part + 1) * kBackwardOutputs / parts;
+    const float *dz = s.dz + ch, *y = s.y + ch;  // column ch, row stride s.ldy
     float taps[kConvWidth], sums[kConvWidth] = {};
+    float ahead[kConvWidth], behind[kConvWidth];  // ahead[i] = dz at row j + i, behind[k] = y at row j − 2 + k
 #pragma unroll
     for (int k = 0; k < kConvWidth; ++k) taps[k] = s.conv[k * d.channels + ch];
+#pragma unroll
+    for (int k = 0; k + 1 < kConvWidth; ++k) {
+      ahead[k] = dz[(begin + k) * s.ldy];
+      behind[k] = y[(begin - kHalo + k) * s.ldy];
+    }
     for (int j = begin; j < end; ++j) {
+      ahead[kConvWidth - 1] = dz[(j + kHalo) * s.ldy];
+      behind[kConvWidth - 1] = y[j * s.ldy];
       const int t = s.pos[j];
       float dy = 0.0f;
       if (t >= 0) {
         dy = causal_conv_input_gradient(t, d.length, [&](int k) { return taps[k]; },
-                                        [&](int k) { return s.dz[(j + kHalo - k) * s.ldy + ch]; });
-        const float dz = s.dz[j * s.ldy + ch];
+                                        [&](int k) { return ahead[kConvWidth - 1 - k]; });
 #pragma unroll
         for (int k = 0; k < kConvWidth; ++k)
-          if (t - kHalo + k >= 0) sums[k] += dz * s.y[(j - kHalo + k) * s.ldy + ch];
+          if (t - kHalo + k >= 0) sums[k] += ahead[0] * behind[k];
       }
       s.dy[j * s.lddy + ch] = __float2bfloat16_rn(dy);
+#pragma unroll
+      for (int k = 0; k + 1 < kConvWidth; ++k) ahead[k] = ahead[k + 1], behind[k] = behind[k + 1];
     }
     float* own = s.conv_sums + (part * d.channels + ch) * kConvWidth;
 #pragma unroll
