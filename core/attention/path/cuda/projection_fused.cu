@@ -1,11 +1,12 @@
-// PaTH's w/β projection in one kernel each way (projection_fused.h). A block holds 64 consecutive
-// rows of x in shared memory with the bf16 weights, forms [low | pre] = x·[W_down; u_β; 0]ᵀ and
-// y = low·W_upᵀ on the tensor cores (bf16 operands, fp32 sums; low rounded to bf16 as the staged
-// path stores it), then the convolution, SiLU and normalization per (row, head) and β per row.
-// The convolution reads two rows before each output, so the forward's 64 rows give 62 outputs; the
-// backward's dy at a row reads dz two rows ahead as well, so it gives 60. The backward's blocks stay
-// resident and walk the tiles in a fixed stride, adding the parameter gradients into per-block sums
-// in shared memory (one owner an element), which one finish_column_sums adds in a fixed order.
+// PaTH's w/β projection in one kernel each way (projection_fused.h). A block holds a tile of 64
+// consecutive output rows of x in shared memory with the bf16 weights, forms [low | pre] =
+// x·[W_down; u_β; 0]ᵀ and y = low·W_upᵀ on the tensor cores (bf16 operands, fp32 sums; low rounded
+// to bf16 as the staged path stores it), then the convolution, SiLU and normalization per (row,
+// head) and β per row. The convolution reads y two rows before each output (and the backward's dy
+// dz two rows after one): those halo rows' y come from scalar products of their own, so that a tile
+// is the products' 64 rows. The backward's blocks stay resident and walk the tiles in a fixed
+// stride, adding the parameter gradients into per-block sums in shared memory (one owner an
+// element), which one finish_column_sums adds in a fixed order.
 #include "core/attention/path/cuda/projection_fused.h"
 
 #include <algorithm>
@@ -22,12 +23,11 @@ namespace {
 using tiles::BLayout;
 using tiles::Frag16;
 
-constexpr int kRows = 64;                               // rows of x a block holds
+constexpr int kOutputs = 64;                            // a tile's output rows: the products' rows
 constexpr int kHalo = kConvWidth - 1;                   // rows the convolution reads before an output
-constexpr int kForwardOutputs = kRows - kHalo;          // rows 2 … 63 of the tile
-constexpr int kBackwardOutputs = kRows - 2 * kHalo;     // rows 2 … 61: dy reads dz two rows ahead
+constexpr int kSpanRows = kOutputs + 2 * kHalo;         // tile rows j: global row first + j, outputs j = 2 … 65
 constexpr int kExtraRows = 16;                          // rows after W_down in wext: u_β (H ≤ 16), zeros
-constexpr int kRowGroups = kRows / 16;                  // the products' groups of 16 rows
+constexpr int kRowGroups = kOutputs / 16;               // the products' groups of 16 rows
 constexpr int kWarps = 8, kThreads = 32 * kWarps;
 constexpr int kMaxHeads = kExtraRows;
 
@@ -40,6 +40,10 @@ __host__ __device__ Dims dims_of(const FusedProjectionArgs& a) {
   return {a.batch * a.length, a.length, int(a.width), int(a.heads), int(a.head_dim), int(a.heads * a.head_dim)};
 }
 
+// Tile row of halo row h: the forward's two (h = 0, 1: rows 0, 1), the backward's four (and h = 2,
+// 3: rows 66, 67).
+__device__ __forceinline__ int halo_row(int h) { return h < kHalo ? h : kOutputs + h; }
+
 // Threads a channel in the backward's pass over channels (each takes a share of the output rows):
 // enough to occupy the block when the channels are fewer than its threads.
 __host__ __device__ int conv_parts(int channels) { return channels >= kThreads ? 1 : kThreads / channels; }
@@ -47,13 +51,16 @@ __host__ __device__ int conv_parts(int channels) { return channels >= kThreads ?
 // A block's shared memory (row strides padded as tiles::stride_of). With a null base it only
 // counts bytes, so host and device derive one layout.
 struct Smem {
-  bf16 *x, *wext, *wup, *low;      // [64, C], [R + 16, C] = [W_down; u_β; 0], [H·D, R], [64, R]
-  float *y, *pre, *conv, *bias;     // [64, H·D] fp32, [64, H] x·u_βᵀ, [3, H·D] tap-major, [H]
-  int* pos;                         // [64] each tile row's position t in its sequence, −1 outside [0, N)
-  int64_t* at;                      // [64] its index in [B, H, T] tensors at head 0: b·H·T + t
-  float *dz, *dpre, *grads;         // backward: [64, H·D], [64, H], [span] this block's gradient sums
+  // Output rows i = 0 … 63 (tile row 2 + i) in x, low, pre, dpre, dy and dlp; tile rows j = 0 … 67
+  // in y, dz, dw, pos and at; halo rows h (halo_row) in xh and lowh.
+  bf16 *x, *xh, *wext, *wup, *low;  // [64, C], [4, C], [R + 16, C] = [W_down; u_β; 0], [H·D, R], [64, R]
+  float *lowh, *y, *pre;            // [4, R] halo rows' low (bf16 values), [68, H·D] fp32, [64, H] x·u_βᵀ
+  float *conv, *bias;               // [3, H·D] tap-major, [H]
+  int* pos;                         // [68] each tile row's position t in its sequence, −1 outside [0, N)
+  int64_t* at;                      // [68] its index in [B, H, T] tensors at head 0: b·H·T + t
+  float *dz, *dpre, *grads;         // backward: [68, H·D], [64, H], [span] this block's gradient sums
   float* conv_sums;                 // backward: [parts, H·D, 3] the convolution kernel's sums (conv_parts)
-  bf16 *dw, *dy, *dlp;              // backward: [64, H·D] dw's rows, [64, H·D], [64, R + 16] = [dlow | dpre | 0]
+  bf16 *dw, *dy, *dlp;              // backward: [68, H·D] dw's rows, [64, H·D], [64, R + 16] = [dlow | dpre | 0]
   int ldx, ldr, ldy, lddy, lddlp;   // strides of x and wext, of wup and low, of y and dz, of dy, of dlp
   size_t bytes;
 
@@ -64,26 +71,28 @@ struct Smem {
     ldy = d.channels + 8;  // fp32 rows 8 banks apart: a half warp's pair stores of 4 rows hit 32 banks
     lddy = tiles::stride_of<bf16>(d.channels);
     lddlp = tiles::stride_of<bf16>(rank + kExtraRows);
-    x = c.take<bf16>(size_t(kRows) * ldx);
+    x = c.take<bf16>(size_t(kOutputs) * ldx);
+    xh = c.take<bf16>(size_t(2 * kHalo) * ldx);
     wext = c.take<bf16>(size_t(rank + kExtraRows) * ldx);
     wup = c.take<bf16>(size_t(d.channels) * ldr);
-    low = c.take<bf16>(size_t(kRows) * ldr);
-    y = c.take<float>(size_t(kRows) * ldy);
-    pre = c.take<float>(size_t(kRows) * d.heads);
+    low = c.take<bf16>(size_t(kOutputs) * ldr);
+    lowh = c.take<float>(size_t(2 * kHalo) * rank);
+    y = c.take<float>(size_t(kSpanRows) * ldy);
+    pre = c.take<float>(size_t(kOutputs) * d.heads);
     conv = c.take<float>(size_t(d.channels) * kConvWidth);
     bias = c.take<float>(d.heads);
-    pos = c.take<int>(kRows);
-    at = c.take<int64_t>(kRows);
+    pos = c.take<int>(kSpanRows);
+    at = c.take<int64_t>(kSpanRows);
     dz = dpre = grads = conv_sums = nullptr;
     dw = dy = dlp = nullptr;
     if (backward) {
-      dz = c.take<float>(size_t(kRows) * ldy);
-      dpre = c.take<float>(size_t(kRows) * d.heads);
+      dz = c.take<float>(size_t(kSpanRows) * ldy);
+      dpre = c.take<float>(size_t(kOutputs) * d.heads);
       grads = c.take<float>(size_t(span));
       conv_sums = c.take<float>(size_t(conv_parts(d.channels)) * d.channels * kConvWidth);
-      dw = c.take<bf16>(size_t(kRows) * lddy);
-      dy = c.take<bf16>(size_t(kRows) * lddy);
-      dlp = c.take<bf16>(size_t(kRows) * lddlp);
+      dw = c.take<bf16>(size_t(kSpanRows) * lddy);
+      dy = c.take<bf16>(size_t(kOutputs) * lddy);
+      dlp = c.take<bf16>(size_t(kOutputs) * lddlp);
     }
     bytes = c.offset;
   }
@@ -113,15 +122,15 @@ __device__ void load_weights(const Smem& s, const FusedProjectionArgs& a, int ra
   for (int i = int(threadIdx.x); i < d.heads; i += kThreads) s.bias[i] = a.beta_bias[i];
 }
 
-// Rows first … first + 63 of x into s.x (rows outside [0, N) zero): cp.async from x16 (wait for it
-// separately), else converted from x with plain loads.
-__device__ void load_x_rows(const Smem& s, const FusedProjectionArgs& a, int64_t first, const Dims& d) {
+// x's output rows into s.x and its first `halo` halo rows into s.xh (rows outside [0, N) zero):
+// cp.async from x16 (wait for it separately), else converted from x with plain loads.
+__device__ void load_x_rows(const Smem& s, const FusedProjectionArgs& a, int64_t first, int halo, const Dims& d) {
   const int per_row = d.width / 8;
-  for (int i = int(threadIdx.x); i < kRows * per_row; i += kThreads) {
-    const int j = i / per_row, c = (i % per_row) * 8;
-    const int64_t r = first + j;
+  for (int i = int(threadIdx.x); i < (kOutputs + halo) * per_row; i += kThreads) {
+    const int q = i / per_row, c = (i % per_row) * 8;
+    const int64_t r = first + (q < kOutputs ? kHalo + q : halo_row(q - kOutputs));
     const bool inside = r >= 0 && r < d.rows;
-    bf16* dst = s.x + j * s.ldx + c;
+    bf16* dst = (q < kOutputs ? s.x + q * s.ldx : s.xh + (q - kOutputs) * s.ldx) + c;
     if (a.x16) {
       tiles::cp_async16(dst, a.x16 + (inside ? r : 0) * d.width + c, inside ? 16 : 0);
       continue;
@@ -137,13 +146,12 @@ __device__ void load_x_rows(const Smem& s, const FusedProjectionArgs& a, int64_t
   }
 }
 
-// [low | pre] = x · wextᵀ for the tile's rows, a warp per group of 16 rows: low (bf16) into s.low,
-// pre (fp32) into s.pre.
+// [low | pre] = x · wextᵀ for the tile's output rows, a warp per group of 16 rows (warps 0–3): low
+// (bf16) into s.low, pre (fp32) into s.pre.
 template <int R>
 __device__ void down_products(const Smem& s, const Dims& d) {
   constexpr int NT = (R + kExtraRows) / 8;
   const int warp = warp_index();
-  if (warp >= kRowGroups) return;
   const int row0 = 16 * warp;
   float acc[NT][4];
   tiles::zero(acc);
@@ -166,7 +174,38 @@ __device__ void down_products(const Smem& s, const Dims& d) {
     }
 }
 
-// y = low · W_upᵀ (fp32) into s.y: items of 16 rows × 16 channels.
+// low of the first `halo` halo rows, rounded to bf16 as the products' low is (warps 4–7 while 0–3
+// take the products): a thread a (row, rank index), its sum over the channels of x in order.
+template <int R>
+__device__ void halo_low(const Smem& s, const Dims& d, int halo) {
+  for (int item = int(threadIdx.x) - 32 * kRowGroups; item < halo * R; item += kThreads - 32 * kRowGroups) {
+    const int h = item / R, k = item % R;
+    const __nv_bfloat162 *x = reinterpret_cast<const __nv_bfloat162*>(s.xh + h * s.ldx),
+                         *w = reinterpret_cast<const __nv_bfloat162*>(s.wext + k * s.ldx);
+    float sum = 0.0f;
+    for (int c = 0; c < d.width / 2; ++c) {
+      const float2 xv = __bfloat1622float2(x[c]), wv = __bfloat1622float2(w[c]);
+      sum = fmaf(xv.y, wv.y, fmaf(xv.x, wv.x, sum));
+    }
+    s.lowh[item] = __bfloat162float(__float2bfloat16_rn(sum));
+  }
+}
+
+// y of the first `halo` halo rows from their low: a thread a (row, channel).
+template <int R>
+__device__ void halo_y(const Smem& s, const Dims& d, int halo) {
+  for (int item = int(threadIdx.x); item < halo * d.channels; item += kThreads) {
+    const int h = item / d.channels, ch = item % d.channels;
+    const float* low = s.lowh + h * R;
+    const bf16* w = s.wup + ch * s.ldr;
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int k = 0; k < R; ++k) sum = fmaf(low[k], __bfloat162float(w[k]), sum);
+    s.y[halo_row(h) * s.ldy + ch] = sum;
+  }
+}
+
+// y = low · W_upᵀ (fp32) into s.y's output rows: items of 16 rows × 16 channels.
 template <int R>
 __device__ void up_products(const Smem& s, const Dims& d) {
   constexpr int KT = R / 16;
@@ -179,13 +218,13 @@ __device__ void up_products(const Smem& s, const Dims& d) {
     float acc[2][4];
     tiles::zero(acc);
     tiles::mma_rs<BLayout::NK>(acc, a, s.wup + n0 * s.ldr, s.ldr);
-    tiles::store_acc(acc, s.y + row0 * s.ldy + n0, s.ldy);
+    tiles::store_acc(acc, s.y + (kHalo + row0) * s.ldy + n0, s.ldy);
   }
 }
 
-// s.pos and s.at of the tile's rows first … first + 63 (read after the next barrier).
+// s.pos and s.at of the tile's rows first … first + 67 (read after the next barrier).
 __device__ void row_places(const Smem& s, int64_t first, const Dims& d) {
-  for (int j = int(threadIdx.x); j < kRows; j += kThreads) {
+  for (int j = int(threadIdx.x); j < kSpanRows; j += kThreads) {
     const int64_t r = first + j;
     const bool inside = r >= 0 && r < d.rows;
     s.pos[j] = inside ? int(r % d.length) : -1;
@@ -193,17 +232,22 @@ __device__ void row_places(const Smem& s, int64_t first, const Dims& d) {
   }
 }
 
-// x's rows first … first + 63 into shared memory (with whatever copies are in flight), then low,
-// pre and y from them; the whole block calls it, and all of it is visible to all on return.
+// x's rows of the tile at `first` and of its first `halo` halo rows into shared memory (with
+// whatever copies are in flight), then low, pre and y from them; the whole block calls it, and all
+// of it is visible to all on return.
 template <int R>
-__device__ void tile_products(const Smem& s, const FusedProjectionArgs& a, int64_t first, const Dims& d) {
-  load_x_rows(s, a, first, d);
+__device__ void tile_products(const Smem& s, const FusedProjectionArgs& a, int64_t first, int halo, const Dims& d) {
+  load_x_rows(s, a, first, halo, d);
   tiles::cp_async_commit();
   tiles::cp_async_wait<0>();
   __syncthreads();
-  down_products<R>(s, d);
+  if (warp_index() < kRowGroups)
+    down_products<R>(s, d);
+  else
+    halo_low<R>(s, d, halo);
   __syncthreads();
   up_products<R>(s, d);
+  halo_y<R>(s, d, halo);
   __syncthreads();
 }
 
@@ -287,7 +331,7 @@ struct HeadRow {
 template <int D>
 __device__ void w_rows(const Smem& s, const Dims& d, bf16* w) {
   const HeadLanes<D> lanes;
-  lanes.for_each(kForwardOutputs, d.heads, [&](int j, int h, bool valid) {
+  lanes.for_each(kOutputs, d.heads, [&](int j, int h, bool valid) {
     const int t = s.pos[j];
     const HeadRow<D> v(s, d.channels, j, h, t, lanes.c0);
     float out[8];
@@ -299,10 +343,10 @@ __device__ void w_rows(const Smem& s, const Dims& d, bf16* w) {
 
 // β for the forward's output rows.
 __device__ void beta_rows(const Smem& s, const Dims& d, float* beta, float cap, bool clip) {
-  for (int item = int(threadIdx.x); item < kForwardOutputs * d.heads; item += kThreads) {
+  for (int item = int(threadIdx.x); item < kOutputs * d.heads; item += kThreads) {
     const int j = kHalo + item / d.heads, h = item % d.heads;
     if (s.pos[j] < 0) break;  // rows past N: the rest are too
-    beta[s.at[j] + h * d.length] = beta_value(s.pre[j * d.heads + h] + s.bias[h], cap, clip);
+    beta[s.at[j] + h * d.length] = beta_value(s.pre[item] + s.bias[h], cap, clip);
   }
 }
 
@@ -312,20 +356,20 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(16) unsigned char smem[];
   const Dims d = dims_of(a);
   const Smem s(smem, R, d, 0, false);
-  const int64_t first = int64_t(blockIdx.x) * kForwardOutputs - kHalo;
+  const int64_t first = int64_t(blockIdx.x) * kOutputs - kHalo;
   load_weights(s, a, R, d);
   row_places(s, first, d);
-  tile_products<R>(s, a, first, d);
+  tile_products<R>(s, a, first, kHalo, d);
   w_rows<D>(s, d, w);
   beta_rows(s, d, beta, cap, clip);
 }
 
-// Starts copying dw's rows for tile rows 2 … 63 into s.dw (head-major [H·D] rows, as dz; rows past
+// Starts copying dw's rows for tile rows 2 … 67 into s.dw (head-major [H·D] rows, as dz; rows past
 // N zero).
 template <int D>
 __device__ void load_dw_rows(const Smem& s, const bf16* dw, const Dims& d) {
   const int per_row = d.channels / 8;
-  for (int i = int(threadIdx.x); i < (kRows - kHalo) * per_row; i += kThreads) {
+  for (int i = int(threadIdx.x); i < (kSpanRows - kHalo) * per_row; i += kThreads) {
     const int j = kHalo + i / per_row, c = (i % per_row) * 8;
     const bool inside = s.pos[j] >= 0;
     const bf16* src = dw + (inside ? (s.at[j] + c / D * d.length) * D + c % D : 0);
@@ -333,12 +377,12 @@ __device__ void load_dw_rows(const Smem& s, const bf16* dw, const Dims& d) {
   }
 }
 
-// dz (fp32) for tile rows 2 … 63 from dw through the normalization and SiLU (rows past N have
+// dz (fp32) for tile rows 2 … 67 from dw through the normalization and SiLU (rows past N have
 // dw = 0 and so dz = 0).
 template <int D>
 __device__ void w_pre_gradients(const Smem& s, const Dims& d) {
   const HeadLanes<D> lanes;
-  lanes.for_each(kRows - kHalo, d.heads, [&](int j, int h, bool valid) {
+  lanes.for_each(kSpanRows - kHalo, d.heads, [&](int j, int h, bool valid) {
     const HeadRow<D> v(s, d.channels, j, h, s.pos[j], lanes.c0);
     const int at = h * D + lanes.c0;
     float g[8], proj = 0.0f;
@@ -353,20 +397,19 @@ __device__ void w_pre_gradients(const Smem& s, const Dims& d) {
   });
 }
 
-// Whether tile row j is one of the backward's outputs (and inside [0, N)).
-__device__ __forceinline__ bool backward_output(const Smem& s, int j) {
-  return j >= kHalo && j < kHalo + kBackwardOutputs && s.pos[j] >= 0;
-}
+// Whether output row i (tile row 2 + i) lies inside [0, N).
+__device__ __forceinline__ bool inside_rows(const Smem& s, int i) { return s.pos[kHalo + i] >= 0; }
 
-// dpre for every tile row (0 outside the outputs) into s.dpre and column R + h of s.dlp.
+// dpre for every output row (0 past N) into s.dpre and column R + h of s.dlp.
 template <int R>
 __device__ void beta_pre_gradients(const Smem& s, const Dims& d, const float* dbeta, float cap, bool clip) {
-  for (int item = int(threadIdx.x); item < kRows * d.heads; item += kThreads) {
-    const int j = item / d.heads, h = item % d.heads;
+  for (int item = int(threadIdx.x); item < kOutputs * d.heads; item += kThreads) {
+    const int i = item / d.heads, h = item % d.heads;
     float v = 0.0f;
-    if (backward_output(s, j)) v = beta_pre_gradient(s.pre[item] + s.bias[h], dbeta[s.at[j] + h * d.length], cap, clip);
+    if (inside_rows(s, i))
+      v = beta_pre_gradient(s.pre[item] + s.bias[h], dbeta[s.at[kHalo + i] + h * d.length], cap, clip);
     s.dpre[item] = v;
-    s.dlp[j * s.lddlp + R + h] = __float2bfloat16_rn(v);
+    s.dlp[i * s.lddlp + R + h] = __float2bfloat16_rn(v);
   }
 }
 
@@ -378,7 +421,7 @@ __device__ void conv_gradients(const Smem& s, const Dims& d) {
   const int parts = conv_parts(d.channels);
   for (int slot = int(threadIdx.x); slot < parts * d.channels; slot += kThreads) {
     const int ch = slot % d.channels, part = slot / d.channels;
-    const int begin = kHalo + part * kBackwardOutputs / parts, end = kHalo + (part + 1) * kBackwardOutputs / parts;
+    const int begin = kHalo + part * kOutputs / parts, end = kHalo + (part + 1) * kOutputs / parts;
     const float *dz = s.dz + ch, *y = s.y + ch;  // column ch, row stride s.ldy
     float taps[kConvWidth], sums[kConvWidth] = {};
     float ahead[kConvWidth], behind[kConvWidth];  // ahead[i] = dz at row j + i, behind[k] = y at row j − 2 + k
@@ -401,7 +444,7 @@ __device__ void conv_gradients(const Smem& s, const Dims& d) {
         for (int k = 0; k < kConvWidth; ++k)
           if (t - kHalo + k >= 0) sums[k] += ahead[0] * behind[k];
       }
-      s.dy[j * s.lddy + ch] = __float2bfloat16_rn(dy);
+      s.dy[(j - kHalo) * s.lddy + ch] = __float2bfloat16_rn(dy);
 #pragma unroll
       for (int k = 0; k + 1 < kConvWidth; ++k) ahead[k] = ahead[k + 1], behind[k] = behind[k + 1];
     }
@@ -430,7 +473,7 @@ __device__ void low_gradients(const Smem& s, const Dims& d) {
 // Asks L2 for dx's output rows of the tile, which input_gradient reads and writes at its end.
 __device__ void prefetch_dx_rows(const float* dx, int64_t first, const Dims& d) {
   const int lines = (d.width + 31) / 32;  // 128-byte lines a row
-  for (int i = int(threadIdx.x); i < kBackwardOutputs * lines; i += kThreads) {
+  for (int i = int(threadIdx.x); i < kOutputs * lines; i += kThreads) {
     const int64_t r = first + kHalo + i / lines;
     if (r < d.rows) asm volatile("prefetch.global.L2 [%0];" ::"l"(dx + r * d.width + 32 * (i % lines)));
   }
@@ -450,11 +493,11 @@ __device__ void input_gradient(const Smem& s, const Dims& d, int64_t first, floa
     float2 old[2][2];
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
-      const int j = row0 + tiles::acc_row(2 * half);
-      if (!backward_output(s, j)) continue;
+      const int i = row0 + tiles::acc_row(2 * half);
+      if (!inside_rows(s, i)) continue;
 #pragma unroll
       for (int n = 0; n < 2; ++n) {
-        rows[half][n] = reinterpret_cast<float2*>(dx + (first + j) * d.width + n0 + tiles::acc_col(n, 0));
+        rows[half][n] = reinterpret_cast<float2*>(dx + (first + kHalo + i) * d.width + n0 + tiles::acc_col(n, 0));
         old[half][n] = *rows[half][n];  // issued before the product, which hides its latency
       }
     }
@@ -486,7 +529,7 @@ __device__ void weight_gradients(const Smem& s, const Dims& d, const ProjectionG
   for (int m0 = 16 * warp_index(); m0 < d.channels; m0 += 16 * kWarps) {
     float acc[R / 8][4];
     tiles::zero(acc);
-    tiles::mma_ss<BLayout::KN, true, R / 8, kRows / 16>(acc, s.dy + m0, s.lddy, s.low, s.ldr);
+    tiles::mma_ss<BLayout::KN, true, R / 8, kOutputs / 16>(acc, s.dy + m0, s.lddy, s.low, s.ldr);
     add_acc(s.grads + g.up + m0 * R, R, acc);
   }
   constexpr int MT = (R + kExtraRows) / 16;
@@ -495,7 +538,7 @@ __device__ void weight_gradients(const Smem& s, const Dims& d, const ProjectionG
     const int m0 = 16 * (item % MT), n0 = 16 * (item / MT);
     float acc[2][4];
     tiles::zero(acc);
-    tiles::mma_ss<BLayout::KN, true, 2, kRows / 16>(acc, s.dlp + m0, s.lddlp, s.x + n0, s.ldx);
+    tiles::mma_ss<BLayout::KN, true, 2, kOutputs / 16>(acc, s.dlp + m0, s.lddlp, s.x + n0, s.ldx);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int m = m0 + tiles::acc_row(2 * half);
@@ -518,32 +561,28 @@ __global__ void __launch_bounds__(kThreads)
   const Dims d = dims_of(a);
   const Smem s(smem, R, d, g.span, true);
   load_weights(s, a, R, d);
-  // zeros that no tile overwrites: the sums, dy's rows outside the outputs, dlp's columns past dpre
+  // zeros that no tile overwrites: the sums and dlp's columns past dpre
   for (int i = int(threadIdx.x); i < g.span; i += kThreads) s.grads[i] = 0.0f;
   for (int i = int(threadIdx.x); i < conv_parts(d.channels) * d.channels * kConvWidth; i += kThreads)
     s.conv_sums[i] = 0.0f;
-  for (int i = int(threadIdx.x); i < 2 * kHalo * d.channels; i += kThreads) {
-    const int k = i / d.channels, j = k < kHalo ? k : kRows - 2 * kHalo + k;
-    s.dy[j * s.lddy + i % d.channels] = bf16(0.0f);
-  }
-  for (int i = int(threadIdx.x); i < kRows * (kExtraRows - d.heads); i += kThreads)
+  for (int i = int(threadIdx.x); i < kOutputs * (kExtraRows - d.heads); i += kThreads)
     s.dlp[(i / (kExtraRows - d.heads)) * s.lddlp + R + d.heads + i % (kExtraRows - d.heads)] = bf16(0.0f);
   __syncthreads();  // the zeros before any thread reads them (a block may get no tile)
-  const int64_t tiles_total = (d.rows + kBackwardOutputs - 1) / kBackwardOutputs;
+  const int64_t tiles_total = (d.rows + kOutputs - 1) / kOutputs;
   for (int64_t tile = blockIdx.x; tile < tiles_total; tile += gridDim.x) {
-    const int64_t first = tile * kBackwardOutputs - kHalo;
+    const int64_t first = tile * kOutputs - kHalo;
     prefetch_dx_rows(dx, first, d);
     row_places(s, first, d);
     __syncthreads();
     load_dw_rows<D>(s, dw, d);
-    tile_products<R>(s, a, first, d);
+    tile_products<R>(s, a, first, 2 * kHalo, d);
     w_pre_gradients<D>(s, d);
     beta_pre_gradients<R>(s, d, dbeta, cap, clip);
     __syncthreads();
     conv_gradients(s, d);
     if (threadIdx.x < d.heads) {  // the bias's sum over the output rows, in row order
       float sum = 0.0f;
-      for (int j = kHalo; j < kHalo + kBackwardOutputs; ++j) sum += s.dpre[j * d.heads + threadIdx.x];
+      for (int i = 0; i < kOutputs; ++i) sum += s.dpre[i * d.heads + threadIdx.x];
       s.grads[g.beta_bias + threadIdx.x] += sum;
     }
     __syncthreads();
@@ -622,7 +661,7 @@ bool fused_projection_supported(int64_t width, int64_t rank, int64_t heads, int6
 
 void fused_projection_forward(const FusedProjectionArgs& a, bf16* w, float* beta, cudaStream_t stream) {
   const int64_t rows = a.batch * a.length;
-  const unsigned blocks = unsigned((rows + kForwardOutputs - 1) / kForwardOutputs);
+  const unsigned blocks = unsigned((rows + kOutputs - 1) / kOutputs);
   const size_t smem = smem_bytes(a, {}, false);
   with_rank_and_head_dim(a.rank, a.head_dim, [&]<int R, int D>() {
     launch_kernel_threads(fused_projection_forward_kernel<R, D>, dim3(blocks), kThreads, smem, stream,
@@ -631,7 +670,7 @@ void fused_projection_forward(const FusedProjectionArgs& a, bf16* w, float* beta
 }
 
 int fused_projection_backward_blocks(const FusedProjectionArgs& a, const ProjectionGradLayout& grads) {
-  const int64_t tiles_total = (a.batch * a.length + kBackwardOutputs - 1) / kBackwardOutputs;
+  const int64_t tiles_total = (a.batch * a.length + kOutputs - 1) / kOutputs;
   int resident = 1;
   with_rank_and_head_dim(a.rank, a.head_dim, [&]<int R, int D>() {
     resident = resident_blocks(fused_projection_backward_kernel<R, D>, kThreads, smem_bytes(a, grads, true),
