@@ -424,29 +424,20 @@ __device__ void conv_gradients(const Smem& s, const Dims& d) {
     const int begin = kHalo + part * kOutputs / parts, end = kHalo + (part + 1) * kOutputs / parts;
     const float *dz = s.dz + ch, *y = s.y + ch;  // column ch, row stride s.ldy
     float taps[kConvWidth], sums[kConvWidth] = {};
-    float ahead[kConvWidth], behind[kConvWidth];  // ahead[i] = dz at row j + i, behind[k] = y at row j − 2 + k
+    ConvWindow win;  // at tile row j: ahead[i] = dz at row j + i, behind[k] = y at row j − 2 + k
 #pragma unroll
     for (int k = 0; k < kConvWidth; ++k) taps[k] = s.conv[k * d.channels + ch];
 #pragma unroll
     for (int k = 0; k + 1 < kConvWidth; ++k) {
-      ahead[k] = dz[(begin + k) * s.ldy];
-      behind[k] = y[(begin - kHalo + k) * s.ldy];
+      win.ahead[k] = dz[(begin + k) * s.ldy];
+      win.behind[k] = y[(begin - kHalo + k) * s.ldy];
     }
     for (int j = begin; j < end; ++j) {
-      ahead[kConvWidth - 1] = dz[(j + kHalo) * s.ldy];
-      behind[kConvWidth - 1] = y[j * s.ldy];
+      win.ahead[kConvWidth - 1] = dz[(j + kHalo) * s.ldy];
+      win.behind[kConvWidth - 1] = y[j * s.ldy];
       const int t = s.pos[j];
-      float dy = 0.0f;
-      if (t >= 0) {
-        dy = causal_conv_input_gradient(t, d.length, [&](int k) { return taps[k]; },
-                                        [&](int k) { return ahead[kConvWidth - 1 - k]; });
-#pragma unroll
-        for (int k = 0; k < kConvWidth; ++k)
-          if (t - kHalo + k >= 0) sums[k] += ahead[0] * behind[k];
-      }
-      s.dy[(j - kHalo) * s.lddy + ch] = __float2bfloat16_rn(dy);
-#pragma unroll
-      for (int k = 0; k + 1 < kConvWidth; ++k) ahead[k] = ahead[k + 1], behind[k] = behind[k + 1];
+      s.dy[(j - kHalo) * s.lddy + ch] = __float2bfloat16_rn(t >= 0 ? win.step(t, d.length, taps, sums) : 0.0f);
+      win.slide();
     }
     float* own = s.conv_sums + (part * d.channels + ch) * kConvWidth;
 #pragma unroll

@@ -114,22 +114,18 @@ __global__ void path_conv_backward_kernel(const float* y, const float* conv, con
   if (ch < channels && begin < end) {
     auto dz_at = [&](int64_t r) { return r < rows ? dz[r * channels + ch] : 0.0f; };
     auto y_at = [&](int64_t r) { return r >= 0 ? y[r * channels + ch] : 0.0f; };
-    float c[kConvWidth], ahead[kConvWidth], behind[kConvWidth];  // ahead[j] = dz[r + j], behind[k] = y[r − 2 + k]
+    float c[kConvWidth];
+    ConvWindow win;  // at row r: ahead[j] = dz[r + j], behind[k] = y[r − 2 + k]
     for (int k = 0; k < kConvWidth; ++k) {
       c[k] = conv[ch * kConvWidth + k];
-      ahead[k] = dz_at(begin + k);
-      behind[k] = k < kConvWidth - 1 ? y_at(begin - (kConvWidth - 1) + k) : 0.0f;
+      win.ahead[k] = dz_at(begin + k);
+      win.behind[k] = k < kConvWidth - 1 ? y_at(begin - (kConvWidth - 1) + k) : 0.0f;
     }
     for (int64_t r = begin; r < end; ++r) {
-      const int64_t t = r % length;
-      behind[kConvWidth - 1] = y[r * channels + ch];
-      const float d = causal_conv_input_gradient(t, length, [&](int k) { return c[k]; },
-                                                 [&](int k) { return ahead[kConvWidth - 1 - k]; });
-      store_float_or_bf16(dy, dy16, r * channels + ch, d);
-      for (int k = 0; k < kConvWidth; ++k)
-        if (t - (kConvWidth - 1) + k >= 0) acc[k] += ahead[0] * behind[k];
-      for (int k = 0; k + 1 < kConvWidth; ++k) ahead[k] = ahead[k + 1], behind[k] = behind[k + 1];
-      ahead[kConvWidth - 1] = dz_at(r + kConvWidth);
+      win.behind[kConvWidth - 1] = y[r * channels + ch];
+      store_float_or_bf16(dy, dy16, r * channels + ch, win.step(r % length, length, c, acc));
+      win.slide();
+      win.ahead[kConvWidth - 1] = dz_at(r + kConvWidth);
     }
   }
   for (int k = 0; k < kConvWidth; ++k) sums[k][threadIdx.y][threadIdx.x] = acc[k];

@@ -1,7 +1,7 @@
 // The scalar steps of PaTH's w/β projection on the GPU, shared by the staged kernels
 // (projection_kernels.cu) and the fused ones (projection_fused.cu) so both compute each value the
-// same way: the causal convolution and its input gradient, the normalization's and SiLU's
-// backward, and β with its clip. Included by .cu files only.
+// same way: the causal convolution, its input gradient and its backward's row step, the
+// normalization's and SiLU's backward, and β with its clip. Included by .cu files only.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -37,6 +37,27 @@ __device__ __forceinline__ float causal_conv_input_gradient(int64_t t, int64_t l
     if (t + (kConvWidth - 1) - k < length) acc += tap(k) * dz_at(k);
   return acc;
 }
+
+// The convolution's backward down one channel's rows, a row at a time, over a window of registers:
+// ahead[i] = dz at position t + i, behind[k] = y at position t − 2 + k. step() returns dy at t
+// and adds dz·y into sums[k] over the taps whose source lies inside the sequence; slide() moves the
+// window one row on, after which the caller loads the new ahead[2] and behind[2].
+struct ConvWindow {
+  float ahead[kConvWidth], behind[kConvWidth];
+
+  __device__ __forceinline__ float step(int64_t t, int64_t length, const float (&taps)[kConvWidth],
+                                        float (&sums)[kConvWidth]) const {
+#pragma unroll
+    for (int k = 0; k < kConvWidth; ++k)
+      if (t - (kConvWidth - 1) + k >= 0) sums[k] += ahead[0] * behind[k];
+    return causal_conv_input_gradient(t, length, [&](int k) { return taps[k]; },
+                                      [&](int k) { return ahead[kConvWidth - 1 - k]; });
+  }
+  __device__ __forceinline__ void slide() {
+#pragma unroll
+    for (int k = 0; k + 1 < kConvWidth; ++k) ahead[k] = ahead[k + 1], behind[k] = behind[k + 1];
+  }
+};
 
 // w = a / max(‖a‖, ε) with a = silu(z) = z·s, s = σ(z): dz from the channel's dw (g), inv = 1 / max(‖a‖, ε)
 // and proj = Σ_e w_e·g_e over the head: da = (g − proj·w)/‖a‖, or g/ε where a vanishes.
