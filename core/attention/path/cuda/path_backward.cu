@@ -39,7 +39,8 @@ int span_scan_resident_blocks(bool hopper) {
 }
 
 // Blocks of the in-span scan that the workspace keeps key states for: the larger of the two forms'
-// resident blocks (so that either form runs on it), at most one per key chunk.
+// resident blocks (so that either form runs on it), at most one per item (none where every span is a
+// single chunk).
 template <typename S>
 int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
   int blocks = 0;
@@ -47,14 +48,17 @@ int span_scan_blocks(const PathAttentionCudaArgs<S>& a) {
     blocks = span_scan_resident_blocks<S, D>(false);
     if (hopper_kernels_available()) blocks = std::max(blocks, span_scan_resident_blocks<S, D>(true));
   });
-  return int(std::min<int64_t>(a.batch_heads * ((a.length + kChunk - 1) / kChunk), blocks));
+  const PathWorkspace<S> w(a);
+  return int(std::min<int64_t>(span_scan::ScanItems::count(a.batch_heads, w.chunks, w.span_chunks), blocks));
 }
 
 // Queues the in-span scan: the Hopper form for bf16 at D = 64 where hopper_kernels() holds,
-// as many blocks as stay resident (and the workspace has key states for).
+// as many blocks as stay resident (and the workspace has key states for); nothing when it has no
+// items.
 template <typename S>
 void launch_span_scan(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, const S* d_o, const float* lse,
                       cudaStream_t stream) {
+  if (w.state_blocks == 0) return;
   with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (span_scan::kScanHopperForm<S, D>) {
       if (choose_hopper_form()) {
@@ -159,7 +163,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   km.k = w.kbar, km.k_slice = w.padded;
   km.q = w.qspan, km.dq = w.dqspan, km.q_slice = w.spans * w.padded, km.q_span = w.padded;
   km.v = a.v, km.d_o = d_o, km.lse = lse, km.delta = w.delta, km.gate = a.cum_log_gate;
-  km.dk = w.dkbar, km.dv = w.dvc, km.d_gate = a.cum_log_gate ? w.dcc : nullptr, km.out_slice = w.padded;
+  km.dk = w.dkh, km.dv = w.dvc, km.d_gate = a.cum_log_gate ? w.dcc : nullptr, km.out_slice = w.padded;
   key_major_backward(km, d, stream);
   if (side) side->wait(stream, 1);
 

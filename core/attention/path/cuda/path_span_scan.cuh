@@ -1,8 +1,8 @@
 // PaTH's in-span scan, CUDA (algorithm in path_kernels.h; launched by path_backward.cu): the pairs of
 // a query chunk and an earlier key chunk of the same span. A persistent grid; each block takes key
-// chunks c, moves the chunk's keys rightwards through the rest of its span storing each state K̃ in
-// its own slot of the workspace, then walks back from the span's last query chunk b to c+1: R = dK̃
-// starts from dK̄ (the cross-span pass), dV and R stay in registers, dQ̂_b and dP_b (the gradient of
+// chunks c (all but a span's last: ScanItems), moves the chunk's keys rightwards through the rest of
+// its span storing each state K̃ in its own slot of the workspace, then walks back from the span's
+// last query chunk b to c+1: R = dK̃ starts from dK̄ (the cross-span pass), dV and R stay in registers, dQ̂_b and dP_b (the gradient of
 // b's chunk product) are accumulated with fp32 atomics. Here: the per-element step both forms share
 // and the portable (mma.sync) kernel; path_span_scan_hopper.cuh holds the Hopper form.
 #pragma once
@@ -11,6 +11,17 @@
 namespace pathbench::cuda::span_scan {
 
 using namespace tiles;
+
+// The scan's items, chunk-major (item i: the n-th key chunk, n = i / BH, of slice i % BH): every key
+// chunk but its span's last, whose keys meet no later query chunk of the span, so that its dK̂ is the
+// dK̄ the key-major pass stored in place and its dV that pass's.
+struct ScanItems {
+  __host__ __device__ static int64_t count(int64_t batch_heads, int64_t chunks, int64_t span_chunks) {
+    return batch_heads * (chunks - (chunks + span_chunks - 1) / span_chunks);
+  }
+  // The n-th key chunk that is not its span's last (s − 1 of them a span; count() is 0 when s = 1).
+  __device__ static int key_chunk(int n, int s) { return n / (s - 1) * s + n % (s - 1); }
+};
 
 // The per-query values of query chunk b (lse in log₂ units, Δ, the gate) and the gate of the key
 // chunk, each [64] in shared memory; gq and gk are zeros without a gate.
@@ -95,12 +106,12 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const Sm sm(smem_raw);
   const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks), wp = warp_id(), r0 = 16 * wp;
-  const int64_t items = a.batch_heads * nch;
+  const int64_t items = ScanItems::count(a.batch_heads, nch, s);
   S* states = ws.states + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int c = int(item / a.batch_heads), first = c / s * s, last = min(first + s, nch) - 1;
+    const int c = ScanItems::key_chunk(int(item / a.batch_heads), s), first = c / s * s, last = min(first + s, nch) - 1;
     const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
     const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
@@ -126,7 +137,7 @@ __global__ void __launch_bounds__(kThreads)
     load_tile_async<S, kChunk, D>(sm.v, a.v + (base + c * kChunk) * D, D, T - c * kChunk);
     load_row_values(sm.rows.gk, gate ? gate + c * kChunk : nullptr, kChunk, gate ? T - c * kChunk : 0, 0.f);
     float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
-    load_acc(r, ws.dkbar + krow * D, D);
+    load_acc(r, ws.dkh + krow * D, D);  // dK̄, turned into dK̂ in place
     load_acc(dv, ws.dvc + krow * D, D);
     for (int b = last; b > c; --b) {
       const int b0 = b * kChunk;

@@ -48,12 +48,12 @@ __global__ void __launch_bounds__(kThreads)
   rows.carve(carver);
 
   const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks), r0 = 16 * warp_id();
-  const int64_t items = a.batch_heads * nch;
+  const int64_t items = ScanItems::count(a.batch_heads, nch, s);
   bf16* states = ws.states + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int c = int(item / a.batch_heads), first = c / s * s, last = min(first + s, nch) - 1;
+    const int c = ScanItems::key_chunk(int(item / a.batch_heads), s), first = c / s * s, last = min(first + s, nch) - 1;
     const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
     const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kThreads)
     wgmma::load_tile_async<kChunk, D>(sv, a.v + (base + c * kChunk) * D, D, T - c * kChunk);
     load_row_values(rows.gk, gate ? gate + c * kChunk : nullptr, kChunk, gate ? T - c * kChunk : 0, 0.f);
     float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
-    load_acc(r, ws.dkbar + krow * D, D);
+    load_acc(r, ws.dkh + krow * D, D);  // dK̄, turned into dK̂ in place
     load_acc(dv, ws.dvc + krow * D, D);
     for (int b = last; b > c; --b) {
       const int b0 = b * kChunk;

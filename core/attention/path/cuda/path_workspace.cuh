@@ -50,7 +50,8 @@ struct PathWorkspace {
   // The backward's own workspace:
   float* delta = nullptr;    // [BH, T] rowsum(dO ∘ O)
   float* dqh = nullptr;      // [BH, Tp, D] dQ̂ (atomics)
-  float* dkh = nullptr;      // [BH, Tp, D] dK̂ from other chunks' queries
+  float* dkh = nullptr;      // [BH, Tp, D] dK̂ from other chunks' queries: the key-major pass stores dK̄ there,
+                             //   the in-span scan turns it into dK̂ in place
   float* dvc = nullptr;      // [BH, Tp, D] dV from other chunks' queries
   float* dcc = nullptr;      // [BH, Tp] d(cum log gate) of keys from other chunks' queries
   float* dpm = nullptr;      // [BH, chunks, D, D] dP for every chunk product P = I − Wᵀ X W (atomics)
@@ -59,7 +60,6 @@ struct PathWorkspace {
                              //   Q⁽ʲ⁾ are zeroed first)
   float* gstart = nullptr;   // [BH, Tp, D] the gradient G of the queries at their span's start (spans
                              //   after the first)
-  float* dkbar = nullptr;    // [BH, Tp, D] dK̄
   float* dfspan = nullptr;   // [BH, spans, D, D] dF_j (atomics)
   S* dm = nullptr;           // [BH, chunks, 64, 64] dM (bf16: its only use is as a product operand)
   S* dy = nullptr;           // [BH, Tp, D] dY (likewise)
@@ -128,7 +128,6 @@ struct PathWorkspace {
     states = c.take<S>(int64_t(blocks) * span_chunks * tiles::kChunk * d);
     dqspan = c.take<S>(bh * spans * padded * d);
     gstart = c.take<float>(rows * d);
-    dkbar = c.take<float>(rows * d);
     dfspan = c.take<float>(bh * spans * d * d);
     dm = c.take<S>(cc);
     dy = c.take<S>(rows * d);
