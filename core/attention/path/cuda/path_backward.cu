@@ -2,12 +2,12 @@
 // forward's prep and span kernels left (path_forward.cu, path_span.cu), the cross-span pairs
 // (key_major_backward.cuh), the in-span scan (path_span_scan.cuh), the query chain and span
 // gradients (path_span.cu) and the per-chunk kernels local a (path_local_a.cuh) and local b
-// (path_local_b.cuh), each in its Hopper form where it has one (the *_hopper.cuh files) and
-// hopper_kernels() holds.
+// (path_local_b.cuh), each in its Hopper form where it has one (the *_hopper.cuh files; at D = 64
+// local a and local b run as one Hopper kernel, path_local_ab_hopper.cuh) and hopper_kernels() holds.
 #include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/cuda/key_major_backward.cuh"
 #include "core/attention/path/cuda/path_local_a.cuh"
-#include "core/attention/path/cuda/path_local_a_hopper.cuh"
+#include "core/attention/path/cuda/path_local_ab_hopper.cuh"
 #include "core/attention/path/cuda/path_local_b.cuh"
 #include "core/attention/path/cuda/path_local_b_hopper.cuh"
 #include "core/attention/path/cuda/path_span_scan.cuh"
@@ -74,30 +74,21 @@ void launch_span_scan(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>&
   });
 }
 
-// Queues local a, one block per chunk: the Hopper form for bf16 at D = 64 where hopper_kernels()
-// holds.
+// Queues the per-chunk kernels, one block a chunk: for bf16 at D = 64 where hopper_kernels() holds,
+// local a and local b in one Hopper kernel; else local a's portable kernel, then local b (its Hopper
+// form for bf16 at D = 128 where hopper_kernels() holds).
 template <typename S>
-void launch_local_a(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, const S* d_o, const float* lse, S* dq,
-                    S* dv, float* d_gate, cudaStream_t stream) {
+void launch_local(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, const S* d_o, const float* lse, S* dq,
+                  S* dk, S* dv, S* dw, float* dbeta, float* d_gate, cudaStream_t stream) {
   const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    if constexpr (local_a::kLocalAHopperForm<S, D>) {
+    if constexpr (local_ab::kLocalABHopperForm<S, D>) {
       if (choose_hopper_form())
-        return launch_kernel(local_a::path_local_a_hopper_kernel<D>, chunks, local_a::LocalAHopperLayout<D>::bytes,
-                             stream, "path_local_a_hopper_kernel", a, w, d_o, lse, dq, dv, d_gate);
+        return launch_kernel(local_ab::path_local_ab_hopper_kernel<D>, chunks, local_ab::LocalABHopperLayout::bytes,
+                             stream, "path_local_ab_hopper_kernel", a, w, d_o, lse, dq, dv, d_gate, dk, dw, dbeta);
     }
     launch_kernel(local_a::path_local_a_kernel<S, D>, chunks, local_a::LocalASmem<S, D>(nullptr).bytes, stream,
                   "path_local_a_kernel", a, w, d_o, lse, dq, dv, d_gate);
-  });
-}
-
-// Queues local b, one block per chunk: the Hopper form for bf16 at D = 64 and 128 where
-// hopper_kernels() holds.
-template <typename S>
-void launch_local_b(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, S* dk, S* dw, float* dbeta,
-                    cudaStream_t stream) {
-  const dim3 chunks(unsigned(w.chunks), unsigned(a.batch_heads));
-  with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (choose_hopper_form())
         return launch_kernel(local_b::path_local_b_hopper_kernel<D>, chunks, local_b::LocalBHopperLayout<D>::bytes,
@@ -171,8 +162,7 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   launch_span_scan(a, w, d_o, lse, stream);
   launch_path_query_chain(a, w, stream);
   launch_path_span_gradients(a, w, stream);
-  launch_local_a(a, w, d_o, lse, dq, dv, d_gate, stream);
-  launch_local_b(a, w, dk, dw, dbeta, stream);
+  launch_local(a, w, d_o, lse, dq, dk, dv, dw, dbeta, d_gate, stream);
 }
 
 #define PATHBENCH_INSTANTIATE(S)                                                                              \

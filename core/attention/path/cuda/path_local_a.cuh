@@ -2,7 +2,7 @@
 // path_backward.cu): per chunk, the chunk's own logits (diagonal block) and the first layer of the UT
 // backward (dq and dv final; dM, dY and partial dk, dw to the workspace). Here: the per-row values and
 // the per-element step both forms share, and the portable (mma.sync) kernel;
-// path_local_a_hopper.cuh holds the Hopper form.
+// path_local_ab_hopper.cuh holds the Hopper form, which runs local b in the same kernel.
 #pragma once
 #include "core/attention/path/cuda/path_workspace.cuh"
 

@@ -3,7 +3,8 @@
 // the products that follow them from registers; every other operand is read from shared memory,
 // K-major or MN-major as it lies. Products with X and A⁻¹ take both bf16 parts, and dX is split the
 // same way (path_local_b.cuh says why). X and strict_lower(W Kᵀ) are formed here from A⁻¹ and from
-// W, K (form_x, one product). dG takes dM's tile once dM's last product is done.
+// W, K (form_x, one product). dG takes dM's tile once dM's last product is done. The steps after the
+// loads (local_b_hopper_steps) also serve the fused per-chunk kernel (path_local_ab_hopper.cuh).
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/path/cuda/path_local_b.cuh"
@@ -35,50 +36,34 @@ __device__ __forceinline__ void store_acc_split_swizzled(const float (&acc)[8][4
     }
 }
 
-template <int D>
-__global__ void __launch_bounds__(kThreads)
-    path_local_b_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws, bf16* dk, bf16* dw,
-                               float* dbeta) {
-#if PATHBENCH_SM90A_DEVICE
-  using L = LocalBHopperLayout<D>;
+// The swizzled tiles of local b's steps: W, K, dY [64, D], A⁻¹ (both parts) and dM [64, 64] filled on
+// entry; X (both parts), SL, dSL and dX (both parts) [64, 64] their own places, except that dX_hi may
+// take SL's; dG takes dM's.
+struct LocalBHopperTiles {
+  bf16 *w, *k, *dy, *ainv, *ainvlo, *dm, *x, *xlo, *sl, *dsl, *dx, *dxlo;
+  float* beta;  // [64] the chunk's β, zeros past the sequence's end
+};
+
+// Local b for one chunk once its input tiles are in place (fenced for the tensor cores, a barrier
+// passed): dβ, dk = start + dSLᵀ W and dw = start + dSL K + Xᵀ dY + dG W + dGᵀ W, stored from the
+// chunk's first row of dk, dw and dbeta (rows below `valid`). start_dk(h, acc) fills this warp's 16
+// rows, columns 64h …, of dk's start; start_dw(acc) all D columns of dw's. The whole block.
+template <int D, class StartDk, class StartDw>
+__device__ __forceinline__ void local_b_hopper_steps(const LocalBHopperTiles& t, int valid, bf16* dk, bf16* dw,
+                                                     float* dbeta, StartDk start_dk, StartDw start_dw) {
   constexpr int NTD = D / 8, kPanels = D / wgmma::kPanelCols, kCols = wgmma::kPanelCols;
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
-  auto at = [smem](int offset) { return reinterpret_cast<bf16*>(smem + offset); };
-  bf16 *sw = at(L::w), *sk = at(L::k), *sdy = at(L::dy);                                   // [64, D]
-  bf16 *sx = at(L::x), *sxlo = at(L::xlo), *sainv = at(L::ainv), *sainvlo = at(L::ainvlo);  // [64, 64]
-  bf16 *ssl = at(L::sl), *sdm = at(L::dm), *sdsl = at(L::dsl), *sdx = at(L::dx), *sdxlo = at(L::dxlo);
-  bf16* sdg = sdm;  // dG, once dM's last product is done
-  float* beta = reinterpret_cast<float*>(smem + L::beta);
-
-  const int T = int(a.length), nch = int(ws.chunks), b = int(blockIdx.x), b0 = b * kChunk, valid = T - b0;
   const int r0 = 16 * warp_id();
-  const int64_t bh = blockIdx.y, base = bh * T, prow = bh * ws.padded + b0;
-  const int64_t cc = (bh * nch + b) * kChunk * kChunk;
-
-  wgmma::load_tile_async<kChunk, D>(sw, a.w + (base + b0) * D, D, valid);
-  wgmma::load_tile_async<kChunk, D>(sk, a.k + (base + b0) * D, D, valid);
-  wgmma::load_tile_async<kChunk, D>(sdy, ws.dy + prow * D, D, kChunk);
-  wgmma::load_tile_async<kChunk, kChunk>(sainv, ws.ainv + cc, kChunk, kChunk);
-  wgmma::load_tile_async<kChunk, kChunk>(sainvlo, ws.ainvlo + cc, kChunk, kChunk);
-  wgmma::load_tile_async<kChunk, kChunk>(sdm, ws.dm + cc, kChunk, kChunk);
-  cp_async_commit();
-  load_row_values(beta, a.beta + base + b0, kChunk, valid, 0.f);
-  cp_async_wait<0>();
-  wgmma::fence_shared_for_tensor_cores();
-  __syncthreads();
-
   {  // strict_lower(W Kᵀ), this warp's rows, while X is formed
     float sl[8][4];
     wgmma::arrive();
-    wgmma::issue_rows_by_rows<D>(sl, sw, sk);
+    wgmma::issue_rows_by_rows<D>(sl, t.w, t.k);
     wgmma::commit();
     auto swizzled = [](int r, int c) { return wgmma::swizzled_offset(kChunk, r, c) / int(sizeof(bf16)); };
-    form_x(sainv, sainvlo, sx, sxlo, beta, swizzled, swizzled);
+    form_x(t.ainv, t.ainvlo, t.x, t.xlo, t.beta, swizzled, swizzled);
     wgmma::wait<0>();
     wgmma::fence_operands(sl);
     mask_acc(sl, r0, [](int i, int j) { return j < i; });
-    wgmma::store_acc<kChunk>(sl, ssl, r0);
+    wgmma::store_acc<kChunk>(sl, t.sl, r0);
   }
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
@@ -86,18 +71,19 @@ __global__ void __launch_bounds__(kThreads)
   // dX = tril(dM SLᵀ + dY Wᵀ) and dSL = strict_lower(Xᵀ dM), rows r0 …
   float dx[8][4], dsl[8][4];
   wgmma::arrive();
-  wgmma::issue_rows_by_rows<kChunk>(dx, sdm, ssl);
-  wgmma::issue_rows_by_rows<D>(dx, sdy, sw, true);
-  wgmma::issue_tile_by_tile(dsl, sx, sdm, 0);
-  wgmma::issue_tile_by_tile(dsl, sxlo, sdm, 0, 0, true);
+  wgmma::issue_rows_by_rows<kChunk>(dx, t.dm, t.sl);
+  wgmma::issue_rows_by_rows<D>(dx, t.dy, t.w, true);
+  wgmma::issue_tile_by_tile(dsl, t.x, t.dm, 0);
+  wgmma::issue_tile_by_tile(dsl, t.xlo, t.dm, 0, 0, true);
   wgmma::commit();
   wgmma::wait<0>();
   wgmma::fence_operands(dx);
   wgmma::fence_operands(dsl);
   mask_acc(dx, r0, [](int i, int j) { return j <= i; });
-  store_acc_split_swizzled(dx, sdx, sdxlo, r0);
+  __syncthreads();  // every warp's products have read SL, whose place dX may take
+  store_acc_split_swizzled(dx, t.dx, t.dxlo, r0);
   mask_acc(dsl, r0, [](int i, int j) { return j < i; });
-  wgmma::store_acc<kChunk>(dsl, sdsl, r0);
+  wgmma::store_acc<kChunk>(dsl, t.dsl, r0);
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
   // Z = A⁻ᵀ dX, this warp's rows (rows past the sequence's end have β = 0, so A⁻¹'s rows and
@@ -105,10 +91,10 @@ __global__ void __launch_bounds__(kThreads)
   // of G = W Wᵀ (the prep's product, recomputed).
   float z[8][4], gram[8][4];
   wgmma::arrive();
-  wgmma::issue_tile_by_tile(z, sainv, sdx, 0);
-  wgmma::issue_tile_by_tile(z, sainv, sdxlo, 0, 0, true);
-  wgmma::issue_tile_by_tile(z, sainvlo, sdx, 0, 0, true);
-  wgmma::issue_rows_by_rows<D>(gram, sw, sw);
+  wgmma::issue_tile_by_tile(z, t.ainv, t.dx, 0);
+  wgmma::issue_tile_by_tile(z, t.ainv, t.dxlo, 0, 0, true);
+  wgmma::issue_tile_by_tile(z, t.ainvlo, t.dx, 0, 0, true);
+  wgmma::issue_rows_by_rows<D>(gram, t.w, t.w);
   wgmma::commit();
   wgmma::wait<0>();
   wgmma::fence_operands(z);
@@ -118,8 +104,8 @@ __global__ void __launch_bounds__(kThreads)
     Frag16<bf16> fz[4];
     wgmma::to_fragments(fz, z);
     wgmma::arrive();
-    wgmma::issue_regs_by_rows<kChunk>(dga, fz, sx);
-    wgmma::issue_regs_by_rows<kChunk>(dga, fz, sxlo, true);
+    wgmma::issue_regs_by_rows<kChunk>(dga, fz, t.x);
+    wgmma::issue_regs_by_rows<kChunk>(dga, fz, t.xlo, true);
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(dga);
@@ -127,40 +113,77 @@ __global__ void __launch_bounds__(kThreads)
   }
   mask_acc(dga, r0, [](int i, int j) { return j < i; });
   negate(dga);
-  store_beta_gradient(dbeta + base + b0 + r0, dga, z, gram, beta, r0, valid - r0);
-  wgmma::store_acc<kChunk>(dga, sdg, r0);  // over dM, whose last products came before the barrier
+  store_beta_gradient(dbeta + r0, dga, z, gram, t.beta, r0, valid - r0);
+  wgmma::store_acc<kChunk>(dga, t.dm, r0);  // over dM, whose last products came before the barrier
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
 #pragma unroll 1
   for (int h = 0; h < kPanels; ++h) {  // dk = dk(part) + dSLᵀ W, rows r0 …, columns 64h …
     float acc[8][4];
-    load_acc(acc, ws.dk_part + (prow + r0) * D + h * kCols, D);
-    wgmma::tile_by_tile(acc, sdsl, sw, h, 0, true);
-    store_acc(acc, dk + (base + b0 + r0) * D + h * kCols, D, valid - r0);
+    start_dk(h, acc);
+    wgmma::tile_by_tile(acc, t.dsl, t.w, h, 0, true);
+    store_acc(acc, dk + r0 * D + h * kCols, D, valid - r0);
   }
-  {  // dw = dw(part) + dSL K + Xᵀ dY + dG W + dGᵀ W
+  {  // dw = start + dSL K + Xᵀ dY + dG W + dGᵀ W
     float acc[NTD][4];
-    load_acc(acc, ws.dw_part + (prow + r0) * D, D);
+    start_dw(acc);
     Frag16<bf16> fdsl[4], fdg[4];
     wgmma::to_fragments(fdsl, dsl);
     wgmma::to_fragments(fdg, dga);
     wgmma::fence_operands(acc);
     wgmma::arrive();
-    wgmma::issue_regs_by_tile<D>(acc, fdsl, sk);
-    wgmma::issue_regs_by_tile<D>(acc, fdg, sw);
+    wgmma::issue_regs_by_tile<D>(acc, fdsl, t.k);
+    wgmma::issue_regs_by_tile<D>(acc, fdg, t.w);
 #pragma unroll
     for (int h = 0; h < kPanels; ++h) {
-      wgmma::issue_tile_by_tile(wgmma::panel(acc, h), sx, sdy, h, 0, true);
-      wgmma::issue_tile_by_tile(wgmma::panel(acc, h), sxlo, sdy, h, 0, true);
-      wgmma::issue_tile_by_tile(wgmma::panel(acc, h), sdg, sw, h, 0, true);
+      wgmma::issue_tile_by_tile(wgmma::panel(acc, h), t.x, t.dy, h, 0, true);
+      wgmma::issue_tile_by_tile(wgmma::panel(acc, h), t.xlo, t.dy, h, 0, true);
+      wgmma::issue_tile_by_tile(wgmma::panel(acc, h), t.dm, t.w, h, 0, true);
     }
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(acc);
     wgmma::fence_operands(fdsl);
     wgmma::fence_operands(fdg);
-    store_acc(acc, dw + (base + b0 + r0) * D, D, valid - r0);
+    store_acc(acc, dw + r0 * D, D, valid - r0);
   }
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads)
+    path_local_b_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws, bf16* dk, bf16* dw,
+                               float* dbeta) {
+#if PATHBENCH_SM90A_DEVICE
+  using L = LocalBHopperLayout<D>;
+  constexpr int NTD = D / 8, kCols = wgmma::kPanelCols;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
+  auto at = [smem](int offset) { return reinterpret_cast<bf16*>(smem + offset); };
+  const LocalBHopperTiles t{at(L::w),  at(L::k),  at(L::dy), at(L::ainv), at(L::ainvlo),
+                            at(L::dm), at(L::x),  at(L::xlo), at(L::sl),  at(L::dsl),
+                            at(L::dx), at(L::dxlo), reinterpret_cast<float*>(smem + L::beta)};
+
+  const int T = int(a.length), nch = int(ws.chunks), b = int(blockIdx.x), b0 = b * kChunk, valid = T - b0;
+  const int r0 = 16 * warp_id();
+  const int64_t bh = blockIdx.y, base = bh * T, prow = bh * ws.padded + b0;
+  const int64_t cc = (bh * nch + b) * kChunk * kChunk;
+
+  wgmma::load_tile_async<kChunk, D>(t.w, a.w + (base + b0) * D, D, valid);
+  wgmma::load_tile_async<kChunk, D>(t.k, a.k + (base + b0) * D, D, valid);
+  wgmma::load_tile_async<kChunk, D>(t.dy, ws.dy + prow * D, D, kChunk);
+  wgmma::load_tile_async<kChunk, kChunk>(t.ainv, ws.ainv + cc, kChunk, kChunk);
+  wgmma::load_tile_async<kChunk, kChunk>(t.ainvlo, ws.ainvlo + cc, kChunk, kChunk);
+  wgmma::load_tile_async<kChunk, kChunk>(t.dm, ws.dm + cc, kChunk, kChunk);
+  cp_async_commit();
+  load_row_values(t.beta, a.beta + base + b0, kChunk, valid, 0.f);
+  cp_async_wait<0>();
+  wgmma::fence_shared_for_tensor_cores();
+  __syncthreads();
+  // dk and dw start from local a's partial sums.
+  local_b_hopper_steps<D>(
+      t, valid, dk + (base + b0) * D, dw + (base + b0) * D, dbeta + base + b0,
+      [&](int h, float (&acc)[8][4]) { load_acc(acc, ws.dk_part + (prow + r0) * D + h * kCols, D); },
+      [&](float (&acc)[NTD][4]) { load_acc(acc, ws.dw_part + (prow + r0) * D, D); });
 #else
   __trap();  // launched only where hopper_kernels() holds
 #endif

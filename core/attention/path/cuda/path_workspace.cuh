@@ -61,6 +61,8 @@ struct PathWorkspace {
   float* gstart = nullptr;   // [BH, Tp, D] the gradient G of the queries at their span's start (spans
                              //   after the first)
   float* dfspan = nullptr;   // [BH, spans, D, D] dF_j (atomics)
+  // Local a's hand-offs to local b where the two run as kernels of their own (not where one Hopper
+  // kernel runs both, path_local_ab_hopper.cuh, which keeps all but dw_part on chip):
   S* dm = nullptr;           // [BH, chunks, 64, 64] dM (bf16: its only use is as a product operand)
   S* dy = nullptr;           // [BH, Tp, D] dY (likewise)
   float* dk_part = nullptr;  // [BH, Tp, D] dk before the strict_lower(W Kᵀ) term
