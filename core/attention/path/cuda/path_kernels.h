@@ -22,8 +22,9 @@
 //     key states per resident block, accumulating dK̂, dV and the gradient of every chunk product
 //     P. A chain kernel carries dQ⁽ʲ⁾ back through the F_j (dF_j) and the prefixes (dQ̂), a span
 //     kernel turns dF_j and the prefixes' gradients into each chunk's dP, and per-chunk kernels
-//     push dQ̂, dK̂, dP and the chunk's own logit gradients through the UT formulas to dq, dk, dw,
-//     dβ. Workspaces O(spans·T·D + T·D²/64), never T².
+//     (local a, then local b; one kernel on Hopper at bf16 D = 64) push dQ̂, dK̂, dP and the
+//     chunk's own logit gradients through the UT formulas to dq, dk, dw, dβ. Workspaces
+//     O(spans·T·D + T·D²/64), never T².
 // dw is the gradient with respect to the given (unit) w. Conventions: kernel_common.h.
 #pragma once
 #include "core/attention/cuda/kernel_common.h"
