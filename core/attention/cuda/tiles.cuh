@@ -93,8 +93,6 @@ __device__ __forceinline__ float2 load_pair(const float* p) { return *reinterpre
 __device__ __forceinline__ float2 load_pair(const bf16* p) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p));
 }
-// Four adjacent floats (p 16-byte aligned).
-__device__ __forceinline__ float4 load_float4(const float* p) { return *reinterpret_cast<const float4*>(p); }
 
 // ---- global → shared copies ---------------------------------------------------------------------
 

@@ -73,8 +73,7 @@ struct PrepSmem {
 //   T_IJ = diag(β_I) G[I, J … I−1] M[J … I−1, J],   M_IJ = −D_I T_IJ,
 // T through `scratch` ([3][16, 17] floats). Each thread takes one column j and the rows i0, i0 + 8 of
 // every block of a level, so its M loads serve two rows. Rows past the sequence's end have β = 0 and
-// come out as those of I. The whole block calls it; m (row stride ldm) must not alias g or scratch,
-// and g, m and their row strides are multiples of 16 bytes (rows are read four floats a load).
+// come out as those of I. The whole block calls it; m (row stride ldm) must not alias g or scratch.
 constexpr int kInvBlock = 16, kInvScratch = kInvBlock * (kInvBlock + 1);
 
 template <int kLevel>
@@ -87,13 +86,10 @@ __device__ __forceinline__ void unit_lower_inverse_level(const float* g, int ldg
     const int I = J + kLevel, col = J * B + j;
     float s0 = 0.f, s1 = 0.f;
 #pragma unroll
-    for (int r = 0; r < kLevel * B; r += 4) {  // G's rows four floats a load
-      const float4 g0 = load_float4(g + (I * B + i0) * ldg + J * B + r);
-      const float4 g1 = load_float4(g + (I * B + i0 + 8) * ldg + J * B + r);
-      const float m0 = m[(J * B + r) * ldm + col], m1 = m[(J * B + r + 1) * ldm + col];
-      const float m2 = m[(J * B + r + 2) * ldm + col], m3 = m[(J * B + r + 3) * ldm + col];
-      s0 = fmaf(g0.w, m3, fmaf(g0.z, m2, fmaf(g0.y, m1, fmaf(g0.x, m0, s0))));
-      s1 = fmaf(g1.w, m3, fmaf(g1.z, m2, fmaf(g1.y, m1, fmaf(g1.x, m0, s1))));
+    for (int r = 0; r < kLevel * B; ++r) {
+      const float mv = m[(J * B + r) * ldm + col];
+      s0 = fmaf(g[(I * B + i0) * ldg + J * B + r], mv, s0);
+      s1 = fmaf(g[(I * B + i0 + 8) * ldg + J * B + r], mv, s1);
     }
     scratch[J * kInvScratch + i0 * (B + 1) + j] = beta[I * B + i0] * s0;
     scratch[J * kInvScratch + (i0 + 8) * (B + 1) + j] = beta[I * B + i0 + 8] * s1;
@@ -104,13 +100,10 @@ __device__ __forceinline__ void unit_lower_inverse_level(const float* g, int ldg
     const int I = J + kLevel;
     float s0 = 0.f, s1 = 0.f;
 #pragma unroll
-    for (int l = 0; l < B; l += 4) {  // D_I's rows four floats a load
-      const float4 d0 = load_float4(m + (I * B + i0) * ldm + I * B + l);
-      const float4 d1 = load_float4(m + (I * B + i0 + 8) * ldm + I * B + l);
-      const float* t = scratch + J * kInvScratch + l * (B + 1) + j;
-      const float t0 = t[0], t1 = t[B + 1], t2 = t[2 * (B + 1)], t3 = t[3 * (B + 1)];
-      s0 = fmaf(d0.w, t3, fmaf(d0.z, t2, fmaf(d0.y, t1, fmaf(d0.x, t0, s0))));
-      s1 = fmaf(d1.w, t3, fmaf(d1.z, t2, fmaf(d1.y, t1, fmaf(d1.x, t0, s1))));
+    for (int l = 0; l < B; ++l) {
+      const float tv = scratch[J * kInvScratch + l * (B + 1) + j];
+      s0 = fmaf(m[(I * B + i0) * ldm + I * B + l], tv, s0);
+      s1 = fmaf(m[(I * B + i0 + 8) * ldm + I * B + l], tv, s1);
     }
     m[(I * B + i0) * ldm + J * B + j] = -s0;
     m[(I * B + i0 + 8) * ldm + J * B + j] = -s1;
