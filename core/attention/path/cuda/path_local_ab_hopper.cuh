@@ -3,10 +3,10 @@
 // product over swizzled tiles (wgmma.cuh). dM and dY stay on chip as tiles, dk's partial sum is
 // formed where local b adds to it, and K, W are read once: about 64 KB a chunk fewer than the two
 // kernels of the portable path move through global memory (dw's partial sum still passes through
-// the workspace). In local a, dQ̂
-// enters dQW's product from registers and dQW enters dq's from registers; every other operand is
-// read from shared memory, K-major or MN-major as it lies (dP as a [D, D] tile, read either way).
-// The fp32 workspace tiles dK̂, dP and dQ̂ are converted into swizzled bf16 tiles.
+// the workspace). In local a, dQ̂ enters dQW's product from registers and dQW enters dq's from
+// registers; every other operand is read from shared memory, K-major or MN-major as it lies (dP as
+// a [D, D] tile, read either way). The fp32 workspace tiles dK̂, dP and dQ̂ are converted into
+// swizzled bf16 tiles.
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/path/cuda/path_local_a.cuh"
@@ -16,7 +16,7 @@ namespace pathbench::cuda::local_ab {
 
 using namespace tiles;
 
-// Where the fused kernel runs: bf16 at D = 64 (its twelve [64, 64] tiles need D = 64; at D = 128
+// Where the fused kernel runs: bf16 at D = 64 (its [64, 64] places hold the [64, D] tiles; at D = 128
 // local a's portable kernel and local b's Hopper kernel run).
 template <typename S, int D>
 inline constexpr bool kLocalABHopperForm = wgmma::kHasHopperForm<S, D> && D == 64;
@@ -180,7 +180,7 @@ __global__ void __launch_bounds__(kThreads)
     wgmma::store_acc<kChunk>(acc, sdy, r0);
   }
   wgmma::fence_shared_for_tensor_cores();
-  __syncthreads();  // dM and dY are whole; dP, dK̂, dQ̂, dS', Q and tril(Q Wᵀ) are no longer read
+  __syncthreads();  // dM and dY are whole; dP, dK̂, dQ̂ and tril(Q Wᵀ) are no longer read (dS' and Q are, by dk)
 
   const local_b::LocalBHopperTiles t{sw, sk, sdy, sainv, sainvlo, sdm, sdp, sdkh, sdqh, sqw, sdqh, sspare2, beta};
   local_b::local_b_hopper_steps<D>(

@@ -2,9 +2,10 @@
 // a query chunk and an earlier key chunk of the same span. A persistent grid; each block takes key
 // chunks c (all but a span's last: ScanItems), moves the chunk's keys rightwards through the rest of
 // its span storing each state K̃ in its own slot of the workspace, then walks back from the span's
-// last query chunk b to c+1: R = dK̃ starts from dK̄ (the cross-span pass), dV and R stay in registers, dQ̂_b and dP_b (the gradient of
-// b's chunk product) are accumulated with fp32 atomics. Here: the per-element step both forms share
-// and the portable (mma.sync) kernel; path_span_scan_hopper.cuh holds the Hopper form.
+// last query chunk b to c+1: R = dK̃ starts from dK̄ (the cross-span pass), dV and R stay in
+// registers, dQ̂_b and dP_b (the gradient of b's chunk product) are accumulated with fp32 atomics.
+// Here: the item order and per-element step both forms share, and the portable (mma.sync) kernel;
+// path_span_scan_hopper.cuh holds the Hopper form.
 #pragma once
 #include "core/attention/path/cuda/path_workspace.cuh"
 
@@ -19,8 +20,12 @@ struct ScanItems {
   __host__ __device__ static int64_t count(int64_t batch_heads, int64_t chunks, int64_t span_chunks) {
     return batch_heads * (chunks - (chunks + span_chunks - 1) / span_chunks);
   }
-  // The n-th key chunk that is not its span's last (s − 1 of them a span; count() is 0 when s = 1).
-  __device__ static int key_chunk(int n, int s) { return n / (s - 1) * s + n % (s - 1); }
+  // Item i's key chunk: the n-th that is not its span's last (s − 1 of them a span; count() is 0
+  // when s = 1).
+  __device__ static int key_chunk(int64_t item, int64_t batch_heads, int s) {
+    const int n = int(item / batch_heads);
+    return n / (s - 1) * s + n % (s - 1);
+  }
 };
 
 // The per-query values of query chunk b (lse in log₂ units, Δ, the gate) and the gate of the key
@@ -111,7 +116,7 @@ __global__ void __launch_bounds__(kThreads)
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const int c = ScanItems::key_chunk(int(item / a.batch_heads), s), first = c / s * s, last = min(first + s, nch) - 1;
+    const int c = ScanItems::key_chunk(item, a.batch_heads, s), first = c / s * s, last = min(first + s, nch) - 1;
     const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
     const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
