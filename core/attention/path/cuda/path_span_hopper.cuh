@@ -96,9 +96,6 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
   for (int m = sp.end - 1; m >= sp.first; --m) {
     const int m0 = m * kChunk;
     const bool last_step = m == sp.first;  // only dP_m is left to do
-    float dp[NTD][4];  // dP_m, this warp's rows: loaded first, so that its latency overlaps the copies'
-    float* dst = ws.dpm + ((bh * nch + m) * D + row0) * D;
-    load_acc(dp, dst, D);
     if (group == 0) {
       wgmma::load_tile_async<D, D>(sr, ws.prefix + (bh * nch + m) * D * D, D, D);
       if (!last_step) {
@@ -114,6 +111,9 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
     wgmma::fence_shared_for_tensor_cores();
     __syncthreads();
     {  // dP_m += A R_mᵀ, this warp's rows
+      float dp[NTD][4];
+      float* dst = ws.dpm + ((bh * nch + m) * D + row0) * D;
+      load_acc(dp, dst, D);
       Frag16<bf16> fa[D / 16];
       wgmma::to_fragments(fa, acc_a);
       wgmma::fence_operands(dp);
@@ -190,17 +190,15 @@ __global__ void __launch_bounds__(kThreads)
 template <int D>
 struct TransformHopperLayout {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D), square = wgmma::tile_bytes(D, D);
-  // R (bf16) [D, D]; −Y_m R [64, D]; two stages of W_m, Y_m [64, D]
-  static constexpr int r = 0, t = square, stages = t + tile;
-  static constexpr size_t bytes = stages + 4 * size_t(tile) + wgmma::kSwizzleBytes;
+  static constexpr int r = 0, w = square, y = w + tile, t = y + tile;  // R (bf16) [D, D]; W_m, Y_m, −Y_m R [64, D]
+  static constexpr size_t bytes = t + tile + wgmma::kSwizzleBytes;
   static constexpr int threads = D / wgmma::kPanelCols * kThreads;  // a warpgroup per 64 rows of R
 };
 
 // One block per span j = blockIdx.x + 1 (chunks first … end − 1) of slice blockIdx.y: R starts as I and
 // takes R ← P_m R = R − W_mᵀ (Y_m R) for m = first … end − 1, storing each R_m (before P_m, for the
 // backward) and F_j = R at the end. Warpgroup g keeps rows 64g … of R in registers and computes
-// column panel g of Y_m R from R's bf16 tile; warpgroup 0 loads each step's W_m and Y_m while the
-// step before runs (two stages).
+// column panel g of Y_m R from R's bf16 tile; warpgroup 0 loads the tiles.
 template <int D>
 __global__ void __launch_bounds__(TransformHopperLayout<D>::threads)
     path_span_transforms_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
@@ -210,21 +208,11 @@ __global__ void __launch_bounds__(TransformHopperLayout<D>::threads)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* smem = wgmma::align_to_swizzle(smem_raw);
   auto at = [smem](int offset) { return reinterpret_cast<bf16*>(smem + offset); };
-  bf16 *sr = at(L::r), *st = at(L::t);
-  auto stage_w = [&](int m) { return at(L::stages + (m & 1) * 2 * L::tile); };           // [64, D] W_m
-  auto stage_y = [&](int m) { return at(L::stages + (m & 1) * 2 * L::tile + L::tile); };  // [64, D] Y_m
+  bf16 *sr = at(L::r), *sw = at(L::w), *sy = at(L::y), *st = at(L::t);
   const SpanBlock sp(a, ws);
   const int T = int(a.length), nch = int(ws.chunks);
   const int64_t bh = sp.bh;
   const int group = warp_id() / 4, row0 = wgmma::kPanelCols * group + 16 * (warp_id() % 4);  // this warp's rows of R
-  auto issue = [&](int m) {
-    const int m0 = m * kChunk;
-    if (group != 0) return;
-    wgmma::load_tile_async<kChunk, D>(stage_w(m), a.w + (sp.base + m0) * D, D, T - m0);
-    wgmma::load_tile_async<kChunk, D>(stage_y(m), ws.y + (sp.pbase + m0) * D, D, kChunk);
-  };
-  issue(sp.first);
-  cp_async_commit();
 
   float acc_r[NTD][4];
 #pragma unroll
@@ -232,21 +220,29 @@ __global__ void __launch_bounds__(TransformHopperLayout<D>::threads)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc_r[n][e] = row0 + acc_row(e) == acc_col(n, e) ? 1.f : 0.f;
   for (int m = sp.first; m < sp.end; ++m) {
+    const int m0 = m * kChunk;
+    if (group == 0) {
+      wgmma::load_tile_async<kChunk, D>(sw, a.w + (sp.base + m0) * D, D, T - m0);
+      wgmma::load_tile_async<kChunk, D>(sy, ws.y + (sp.pbase + m0) * D, D, kChunk);
+      cp_async_commit();
+    }
     if (ws.for_backward) store_acc(acc_r, ws.prefix + ((bh * nch + m) * D + row0) * D, D);
     store_square_rows<D>(acc_r, sr, row0);
-    // W_m, Y_m and R's tile are in; the other stage was last read by step m − 1's products.
-    wgmma::next_stage(m + 1 < sp.end, [&] { issue(m + 1); });
-    store_negated_panel<D>(st, stage_y(m), sr, group);  // −Y_m R
+    if (group == 0) cp_async_wait<0>();
+    wgmma::fence_shared_for_tensor_cores();
+    __syncthreads();
+    store_negated_panel<D>(st, sy, sr, group);  // −Y_m R
     wgmma::fence_shared_for_tensor_cores();
     __syncthreads();
     // R ← R − W_mᵀ (Y_m R), this warpgroup's rows (panel `group` of W_m, read M-major)
     wgmma::fence_operands(acc_r);
     wgmma::arrive();
 #pragma unroll
-    for (int h = 0; h < kGroups; ++h) wgmma::issue_tile_by_tile(wgmma::panel(acc_r, h), stage_w(m), st, h, group, true);
+    for (int h = 0; h < kGroups; ++h) wgmma::issue_tile_by_tile(wgmma::panel(acc_r, h), sw, st, h, group, true);
     wgmma::commit();
     wgmma::wait<0>();
     wgmma::fence_operands(acc_r);
+    __syncthreads();  // every product is done before the next chunk's tiles arrive
   }
   store_acc(acc_r, ws.fspan + ((bh * ws.spans + sp.j) * D + row0) * D, D);
 #else

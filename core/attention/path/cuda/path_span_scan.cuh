@@ -38,14 +38,6 @@ struct ScanRowValues {
     gq = c.take<float>(kChunk);
     gk = c.take<float>(kChunk);
   }
-  // A second set for another query chunk: its own lse, Δ and gq, this set's gk.
-  __host__ __device__ ScanRowValues with_own_queries(SmemCarver& c) const {
-    ScanRowValues other = *this;
-    other.lse = c.take<float>(kChunk);
-    other.delta = c.take<float>(kChunk);
-    other.gq = c.take<float>(kChunk);
-    return other;
-  }
   // Fills lse, Δ and gq for the queries b0 … b0+63 (the whole block; a barrier must follow).
   __device__ void load_queries(const float* lse_rows, const float* delta_rows, const float* gate, int64_t base,
                                int b0, int T) const {
