@@ -478,7 +478,7 @@ TEST_CASE("a sweep trains on the GPU, checkpoints and resumes there", "[cuda]") 
   const RunFiles files = run_files(killed, gpu_runs[0]);
   const auto task = fixture_tasks().make(gpu_runs[0].config.task, "test");
   KillAt kill(5);
-  CHECK_THROWS_AS(train_run(gpu_runs[0].config, *task, RunOutputs{files.curve, files.checkpoint, true, "", ""}, kill), Killed);
+  CHECK_THROWS_AS(train_run(gpu_runs[0].config, *task, RunOutputs{files.curve, files.checkpoint, true, "", "", ""}, kill), Killed);
   REQUIRE(run(gpu_runs, killed).done == 1);
   const json resumed = json::parse(read_file(files.result));
   CHECK(resumed["resumed_from_step"] == 4);
@@ -497,7 +497,7 @@ TEST_CASE("a run killed mid-way resumes from its checkpoint and ends bit-identic
   const RunFiles files = run_files(killed, runs[0]);
   const auto task = fixture_tasks().make(runs[0].config.task, "test");
   KillAt kill(5);
-  CHECK_THROWS_AS(train_run(runs[0].config, *task, RunOutputs{files.curve, files.checkpoint, true, "", ""}, kill), Killed);
+  CHECK_THROWS_AS(train_run(runs[0].config, *task, RunOutputs{files.curve, files.checkpoint, true, "", "", ""}, kill), Killed);
   CHECK(fs::exists(files.checkpoint));
   CHECK_FALSE(fs::exists(files.result));
 
