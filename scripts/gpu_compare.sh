@@ -90,8 +90,8 @@ if [ "$FLIPFLOP" != 0 ]; then
   log "flip-flop model, $ROUNDS rounds"
   for r in $(seq 1 "$ROUNDS"); do
     for role in $(order "$r"); do
-      fits 60 "flip-flop, $role round $r" || break 2
-      timeout 120 "${dir[$role]}/pathbench" bench --device cuda --attention false $FLIPFLOP_ARGS \
+      fits 90 "flip-flop, $role round $r" || break 2
+      timeout 90 "${dir[$role]}/pathbench" bench --device cuda --attention false $FLIPFLOP_ARGS \
         --out "$OUT/flipflop-$role-$r.json" > "$OUT/flipflop-$role-$r.log" 2>&1 ||
         echo "$role round $r: bench failed (see flipflop-$role-$r.log)"
     done
@@ -103,8 +103,8 @@ fi
 if [ "$PROFILE" != 0 ]; then
   log "kernels of a PaTH flip-flop step, each build"
   for role in candidate base; do
-    fits 60 "step profile, $role" || break
-    OUT="$OUT/profile-$role" PATHBENCH="${dir[$role]}/pathbench" timeout 120 scripts/gpu_step_profile.sh path \
+    fits 90 "step profile, $role" || break
+    OUT="$OUT/profile-$role" PATHBENCH="${dir[$role]}/pathbench" timeout 90 scripts/gpu_step_profile.sh path \
       > "$OUT/step-path-$role.txt" 2>&1 || echo "$role: step profile failed (see step-path-$role.txt)"
     head -12 "$OUT/step-path-$role.txt"
   done
@@ -129,9 +129,9 @@ if [ "$MEMCHECK" != 0 ] && fits 200 "memcheck"; then
   pack
 fi
 
-if [ "$SUITE" != 0 ] && [ "$TESTS" != "[cuda]" ] && fits 200 "the whole [cuda] suite"; then
+if [ "$SUITE" != 0 ] && [ "$TESTS" != "[cuda]" ] && fits "$TESTS_LIMIT" "the whole [cuda] suite"; then
   log "the candidate's whole [cuda] suite"
-  timeout 300 "${dir[candidate]}/pathbench_tests" --require-gpu "[cuda]" > "$OUT/cuda-suite.log" 2>&1
+  timeout "$TESTS_LIMIT" "${dir[candidate]}/pathbench_tests" --require-gpu "[cuda]" > "$OUT/cuda-suite.log" 2>&1
   echo "suite exit code $?" >> "$OUT/cuda-suite.log"
   grep -E "passed|failed|exit code" "$OUT/cuda-suite.log" | tail -2
   pack
