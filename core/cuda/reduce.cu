@@ -4,26 +4,31 @@
 namespace pathbench::cuda {
 
 namespace {
-constexpr int kFinishWarps = 8;  // columns per block
+constexpr int kFinishRows = 32;  // rows of threads a block, each over every 32nd split
 
-// One warp per column: lane l adds the splits l, l + 32, … in order, then the warp's lanes combine
-// in a fixed tree (warp_sum), so the result does not depend on scheduling.
+// Block (32, kFinishRows): thread (x, y) adds the splits y, y + 32, … of column 32·blockIdx.x + x in
+// order (a warp's loads are 32 adjacent columns of one split), then thread (x, 0) adds the rows' 32
+// sums in order, so the result does not depend on scheduling.
 __global__ void finish_column_sums_kernel(const float* partial, int64_t splits, int64_t cols, float* out,
                                           int64_t group) {
-  const int64_t col = int64_t(blockIdx.x) * kFinishWarps + (threadIdx.x >> 5);
-  const int lane = threadIdx.x & 31;
-  if (col >= cols) return;
+  __shared__ float sums[kFinishRows][33];
+  const int64_t col = int64_t(blockIdx.x) * 32 + threadIdx.x;
+  float acc = 0.0f;
+  if (col < cols)
+    for (int64_t split = threadIdx.y; split < splits; split += kFinishRows) acc += partial[split * cols + col];
+  sums[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y != 0 || col >= cols) return;
   float s = 0.0f;
-  for (int64_t split = lane; split < splits; split += 32) s += partial[split * cols + col];
-  s = warp_sum(s);
-  if (lane == 0) out[group ? col % group * (cols / group) + col / group : col] += s;
+  for (int y = 0; y < kFinishRows; ++y) s += sums[y][threadIdx.x];
+  out[group ? col % group * (cols / group) + col / group : col] += s;
 }
 }  // namespace
 
 void finish_column_sums(const float* partial, int64_t splits, int64_t cols, float* out, cudaStream_t stream,
                         int64_t group) {
-  finish_column_sums_kernel<<<blocks_for(cols, kFinishWarps), 32 * kFinishWarps, 0, stream>>>(partial, splits, cols,
-                                                                                               out, group);
+  const dim3 block(32, kFinishRows);
+  finish_column_sums_kernel<<<unsigned((cols + 31) / 32), block, 0, stream>>>(partial, splits, cols, out, group);
   PATHBENCH_CUDA_CHECK_LAUNCH("finish_column_sums_kernel");
 }
 

@@ -57,8 +57,9 @@ __global__ void column_partial_sums_kernel(F value, int64_t rows, int64_t cols, 
   }
 }
 
-// out[col] += Σ_split partial[split, col] over `splits` rows of partial sums: lane l of a warp per
-// column adds every 32nd split from l in order, the lanes then combine in a fixed tree. With a nonzero
+// out[col] += Σ_split partial[split, col] over `splits` rows of partial sums: for each column, 32
+// threads add every 32nd split (thread y from split y) in order, then their sums are added in order
+// (the loads of a warp are 32 adjacent columns of one split). With a nonzero
 // `group`, the columns are the entries of a [cols/group, group] matrix that out holds transposed (cols
 // a multiple of group): column col = k·group + i goes to out[i·(cols/group) + k]. Only where each sum
 // is written changes.

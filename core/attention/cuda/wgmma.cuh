@@ -80,18 +80,29 @@ __device__ __forceinline__ void load_tile_async(bf16* smem, const bf16* gmem, in
 }
 
 // Copies an fp32 [ROWS, COLS] matrix (row stride COLS, 16-byte aligned rows) into a swizzled bf16
-// tile with plain loads and stores (the whole block; fence and barrier before the tensor cores read it).
+// tile with plain loads and stores (the whole block; fence and barrier before the tensor cores read
+// it). A thread takes a fixed count of four-float quads, i = threadIdx.x + k·kThreads, and issues the
+// loads of up to eight before it converts and stores them, so that their latencies overlap.
 template <int ROWS, int COLS>
 __device__ __forceinline__ void store_float_tile(bf16* smem, const float* gmem) {
   static_assert(COLS % kPanelCols == 0, "swizzled tiles are whole 64-column panels");
-  constexpr int kQuads = COLS / 4;
+  constexpr int kQuads = COLS / 4, kPerThread = ROWS * kQuads / tiles::kThreads;
+  constexpr int kBatch = kPerThread < 8 ? kPerThread : 8;
+  static_assert(ROWS * kQuads % (tiles::kThreads * kBatch) == 0, "whole batches of quads a thread");
   unsigned char* base = reinterpret_cast<unsigned char*>(smem);
-  for (int i = int(threadIdx.x); i < ROWS * kQuads; i += tiles::kThreads) {
-    const int r = i / kQuads, c = (i % kQuads) * 4;
-    const float4 v = reinterpret_cast<const float4*>(gmem)[i];
-    bf16* dst = reinterpret_cast<bf16*>(base + swizzled_offset(ROWS, r, c));
-    tiles::store_pair(dst, v.x, v.y);
-    tiles::store_pair(dst + 2, v.z, v.w);
+  const float4* src = reinterpret_cast<const float4*>(gmem);
+#pragma unroll
+  for (int k0 = 0; k0 < kPerThread; k0 += kBatch) {
+    float4 v[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) v[k] = src[threadIdx.x + unsigned(k0 + k) * tiles::kThreads];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const unsigned i = threadIdx.x + unsigned(k0 + k) * tiles::kThreads, r = i / kQuads, c = i % kQuads * 4;
+      bf16* dst = reinterpret_cast<bf16*>(base + swizzled_offset(ROWS, int(r), int(c)));
+      tiles::store_pair(dst, v[k].x, v[k].y);
+      tiles::store_pair(dst + 2, v[k].z, v[k].w);
+    }
   }
 }
 

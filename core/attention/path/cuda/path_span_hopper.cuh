@@ -96,6 +96,9 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
   for (int m = sp.end - 1; m >= sp.first; --m) {
     const int m0 = m * kChunk;
     const bool last_step = m == sp.first;  // only dP_m is left to do
+    float dp[NTD][4];  // dP_m, this warp's rows: loaded first, so that its latency overlaps the copies'
+    float* dst = ws.dpm + ((bh * nch + m) * D + row0) * D;
+    load_acc(dp, dst, D);
     if (group == 0) {
       wgmma::load_tile_async<D, D>(sr, ws.prefix + (bh * nch + m) * D * D, D, D);
       if (!last_step) {
@@ -111,9 +114,6 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
     wgmma::fence_shared_for_tensor_cores();
     __syncthreads();
     {  // dP_m += A R_mᵀ, this warp's rows
-      float dp[NTD][4];
-      float* dst = ws.dpm + ((bh * nch + m) * D + row0) * D;
-      load_acc(dp, dst, D);
       Frag16<bf16> fa[D / 16];
       wgmma::to_fragments(fa, acc_a);
       wgmma::fence_operands(dp);
