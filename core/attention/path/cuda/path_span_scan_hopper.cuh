@@ -6,9 +6,7 @@
 // its crossing's R Wᵀ (K-major) and dP = Rᵀ K̃ (M-major): at D = 128 neither dSᵀ nor R's fragments
 // then share the registers with R, dV and R's crossing. R takes dO's tile once dV's product has read it: six [64, D] tiles and one
 // [64, 64], so two blocks fit on a multiprocessor at D = 128 (one for the portable kernel) and three
-// at 64. A block's items follow one another (item, item + gridDim.x, …): the next item's K̂, dK̄ and
-// dV rows, which a new item used to wait for at its start, are copied into shared memory during this
-// item's last step (≈ 101 KB a block at D = 64: still two blocks, as its registers allow).
+// at 64.
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/path/cuda/path_span_hopper.cuh"
@@ -25,37 +23,11 @@ inline constexpr bool kScanHopperForm = wgmma::kHasHopperForm<S, D> && D == 64;
 template <int D>
 struct SpanScanHopperLayout {
   static constexpr int tile = wgmma::tile_bytes(kChunk, D);  // a swizzled [64, D] tile
-  // V, K̃, Q̂, dO (then R), W, Y [64, D]; dSᵀ [64 keys, 64 queries]; the row values; the next item's
-  // K̂ (bf16), dK̄ and dV (fp32) [64, D], padded rows
+  // V, K̃, Q̂, dO (then R), W, Y [64, D]; dSᵀ [64 keys, 64 queries]; the row values
   static constexpr int ds_offset = 6 * tile, rows_offset = ds_offset + wgmma::tile_bytes(kChunk, kChunk);
-  static constexpr size_t next_item_bytes =
-      tile_elems<bf16>(kChunk, D) * sizeof(bf16) + 2 * tile_elems<float>(kChunk, D) * sizeof(float);
-  static constexpr size_t bytes = rows_offset + 4 * kChunk * sizeof(float) + next_item_bytes + wgmma::kSwizzleBytes;
+  static constexpr size_t bytes = rows_offset + 4 * kChunk * sizeof(float) + wgmma::kSwizzleBytes;
   static_assert(tile % wgmma::kSwizzleBytes == 0, "tiles on swizzle boundaries");
-  static_assert(2 * (bytes + 1024) <= 228 * 1024, "two blocks fit a multiprocessor");
-};
-
-// An item's own rows of the workspace, staged in shared memory before the item starts: K̂, and dK̄
-// and dV as the cross-span pass left them ([64, D] each, padded row strides).
-template <int D>
-struct ScanItemRows {
-  static constexpr int ldk = stride_of<bf16>(D), ldf = stride_of<float>(D);
-  bf16* kh = nullptr;
-  float *dk = nullptr, *dv = nullptr;
-  __device__ void carve(SmemCarver& c) {
-    kh = c.take<bf16>(tile_elems<bf16>(kChunk, D));
-    dk = c.take<float>(tile_elems<float>(kChunk, D));
-    dv = c.take<float>(tile_elems<float>(kChunk, D));
-  }
-  // Starts copying item `item`'s rows (the whole block; the caller commits).
-  __device__ void load_async(const PathAttentionCudaArgs<bf16>& a, const PathWorkspace<bf16>& ws, int64_t item,
-                             int s) const {
-    const int c = ScanItems::key_chunk(item, a.batch_heads, s);
-    const int64_t row = (item % a.batch_heads) * ws.padded + c * kChunk;
-    load_tile_async<bf16, kChunk, D>(kh, ws.kh + row * D, D, kChunk);
-    load_tile_async<float, kChunk, D>(dk, ws.dkh + row * D, D, kChunk);
-    load_tile_async<float, kChunk, D>(dv, ws.dvc + row * D, D, kChunk);
-  }
+  static_assert(2 * (bytes + 1024) <= 228 * 1024 || D < 128, "two blocks fit a multiprocessor at D = 128");
 };
 
 template <int D>
@@ -74,27 +46,21 @@ __global__ void __launch_bounds__(kThreads)
   ScanRowValues rows;
   SmemCarver carver{smem + L::rows_offset};
   rows.carve(carver);
-  ScanItemRows<D> staged;  // the item's K̂, dK̄, dV, copied in during the block's item before
-  staged.carve(carver);
 
   const int T = int(a.length), nch = int(ws.chunks), s = int(ws.span_chunks), r0 = 16 * warp_id();
   const int64_t items = ScanItems::count(a.batch_heads, nch, s);
   bf16* states = ws.states + int64_t(blockIdx.x) * s * kChunk * D;  // [s, 64, D]: K̃_b in slot b − first
   const float scale2 = a.scale * kLog2e, gate2 = a.gate_scale * kLog2e;
-  staged.load_async(a, ws, blockIdx.x, s);  // the grid has at most one block an item
-  cp_async_commit();
 
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const int c = ScanItems::key_chunk(item, a.batch_heads, s), first = c / s * s, last = min(first + s, nch) - 1;
     const int64_t bh = item % a.batch_heads, base = bh * T, pbase = bh * ws.padded, krow = pbase + c * kChunk + r0;
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
     const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
-    cp_async_wait<0>();
-    __syncthreads();  // the item's staged rows are in
 
     // Keys moved rightwards: K̃_b = K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ for b = c+1 … last, P_bᵀ = I − Wᵀ Xᵀ W.
     float kt[NTD][4];
-    load_acc(kt, staged.kh + r0 * staged.ldk, staged.ldk);
+    load_acc(kt, ws.kh + krow * D, D);
     for (int b = c + 1; b <= last; ++b) {
       store_acc(kt, states + ((b - first) * kChunk + r0) * D, D);
       if (b == last) break;
@@ -115,8 +81,8 @@ __global__ void __launch_bounds__(kThreads)
     wgmma::load_tile_async<kChunk, D>(sv, a.v + (base + c * kChunk) * D, D, T - c * kChunk);
     load_row_values(rows.gk, gate ? gate + c * kChunk : nullptr, kChunk, gate ? T - c * kChunk : 0, 0.f);
     float r[NTD][4], dv[NTD][4], col_sum[2] = {0.f, 0.f};
-    load_acc(r, staged.dk + r0 * staged.ldf, staged.ldf);  // dK̄, turned into dK̂ (stored in its place)
-    load_acc(dv, staged.dv + r0 * staged.ldf, staged.ldf);
+    load_acc(r, ws.dkh + krow * D, D);  // dK̄, turned into dK̂ in place
+    load_acc(dv, ws.dvc + krow * D, D);
     for (int b = last; b > c; --b) {
       const int b0 = b * kChunk;
       wgmma::load_tile_async<kChunk, D>(skt, states + (b - first) * kChunk * D, D, kChunk);
@@ -129,10 +95,6 @@ __global__ void __launch_bounds__(kThreads)
       cp_async_wait<0>();
       wgmma::fence_shared_for_tensor_cores();
       __syncthreads();
-      if (b == c + 1 && item + gridDim.x < items) {  // every warp holds its staged rows in registers
-        staged.load_async(a, ws, item + gridDim.x, s);
-        cp_async_commit();
-      }
       // Sᵀ = K̃ Q̂ᵀ and dPᵀ = V dOᵀ: the chunk's 64 keys × 64 queries, this warp's 16 keys.
       float p[8][4], ds[8][4];
       wgmma::rows_by_rows<D>(p, skt, sqh, ds, sv, sdo);
