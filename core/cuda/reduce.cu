@@ -5,28 +5,17 @@ namespace pathbench::cuda {
 
 namespace {
 constexpr int kFinishRows = 32;  // rows of threads a block, each over every 32nd split
-constexpr int kFinishBatch = 16;  // a thread's loads issued before any of them is added
 
 // Block (32, kFinishRows): thread (x, y) adds the splits y, y + 32, … of column 32·blockIdx.x + x in
-// order (a warp's loads are 32 adjacent columns of one split; a thread's loads issued kFinishBatch
-// at a time, added in the same order), then thread (x, 0) adds the rows' 32 sums in order, so the
-// result does not depend on scheduling.
+// order (a warp's loads are 32 adjacent columns of one split), then thread (x, 0) adds the rows' 32
+// sums in order, so the result does not depend on scheduling.
 __global__ void finish_column_sums_kernel(const float* partial, int64_t splits, int64_t cols, float* out,
                                           int64_t group) {
   __shared__ float sums[kFinishRows][33];
   const int64_t col = int64_t(blockIdx.x) * 32 + threadIdx.x;
   float acc = 0.0f;
-  if (col < cols) {
-    int64_t split = threadIdx.y;
-    for (; split + (kFinishBatch - 1) * kFinishRows < splits; split += kFinishBatch * kFinishRows) {
-      float v[kFinishBatch];
-#pragma unroll
-      for (int k = 0; k < kFinishBatch; ++k) v[k] = partial[(split + k * kFinishRows) * cols + col];
-#pragma unroll
-      for (int k = 0; k < kFinishBatch; ++k) acc += v[k];
-    }
-    for (; split < splits; split += kFinishRows) acc += partial[split * cols + col];
-  }
+  if (col < cols)
+    for (int64_t split = threadIdx.y; split < splits; split += kFinishRows) acc += partial[split * cols + col];
   sums[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
   if (threadIdx.y != 0 || col >= cols) return;
