@@ -4,15 +4,16 @@
 namespace pathbench::cuda {
 
 namespace {
-constexpr int kFinishRows = 32;  // rows of threads a block, each over every 32nd split
+constexpr int kFinishCols = 32;  // columns a block: a warp's lanes
+constexpr int kFinishRows = 32;  // rows of threads a block, each over every kFinishRows-th split
 
-// Block (32, kFinishRows): thread (x, y) adds the splits y, y + 32, … of column 32·blockIdx.x + x in
-// order (a warp's loads are 32 adjacent columns of one split), then thread (x, 0) adds the rows' 32
-// sums in order, so the result does not depend on scheduling.
+// Block (kFinishCols, kFinishRows): thread (x, y) adds the splits y, y + kFinishRows, … of column
+// kFinishCols·blockIdx.x + x in order (a warp's loads are adjacent columns of one split), then
+// thread (x, 0) adds the rows' sums in order, so the result does not depend on scheduling.
 __global__ void finish_column_sums_kernel(const float* partial, int64_t splits, int64_t cols, float* out,
                                           int64_t group) {
-  __shared__ float sums[kFinishRows][33];
-  const int64_t col = int64_t(blockIdx.x) * 32 + threadIdx.x;
+  __shared__ float sums[kFinishRows][kFinishCols + 1];
+  const int64_t col = int64_t(blockIdx.x) * kFinishCols + threadIdx.x;
   float acc = 0.0f;
   if (col < cols)
     for (int64_t split = threadIdx.y; split < splits; split += kFinishRows) acc += partial[split * cols + col];
@@ -27,8 +28,8 @@ __global__ void finish_column_sums_kernel(const float* partial, int64_t splits, 
 
 void finish_column_sums(const float* partial, int64_t splits, int64_t cols, float* out, cudaStream_t stream,
                         int64_t group) {
-  const dim3 block(32, kFinishRows);
-  finish_column_sums_kernel<<<unsigned((cols + 31) / 32), block, 0, stream>>>(partial, splits, cols, out, group);
+  const dim3 block(kFinishCols, kFinishRows);
+  finish_column_sums_kernel<<<blocks_for(cols, kFinishCols), block, 0, stream>>>(partial, splits, cols, out, group);
   PATHBENCH_CUDA_CHECK_LAUNCH("finish_column_sums_kernel");
 }
 
