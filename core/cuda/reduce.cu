@@ -6,28 +6,17 @@ namespace pathbench::cuda {
 namespace {
 constexpr int kFinishCols = 32;  // columns a block: a warp's lanes
 constexpr int kFinishRows = 32;  // rows of threads a block, each over every kFinishRows-th split
-constexpr int kFinishBatch = 16;  // a thread's loads issued before any of them is added
 
 // Block (kFinishCols, kFinishRows): thread (x, y) adds the splits y, y + kFinishRows, … of column
-// kFinishCols·blockIdx.x + x in order (a warp's loads are adjacent columns of one split; a thread's
-// loads issued kFinishBatch at a time, added in the same order), then thread (x, 0) adds the rows'
-// sums in order, so the result does not depend on scheduling.
+// kFinishCols·blockIdx.x + x in order (a warp's loads are adjacent columns of one split), then
+// thread (x, 0) adds the rows' sums in order, so the result does not depend on scheduling.
 __global__ void finish_column_sums_kernel(const float* partial, int64_t splits, int64_t cols, float* out,
                                           int64_t group) {
   __shared__ float sums[kFinishRows][kFinishCols + 1];
   const int64_t col = int64_t(blockIdx.x) * kFinishCols + threadIdx.x;
   float acc = 0.0f;
-  if (col < cols) {
-    int64_t split = threadIdx.y;
-    for (; split + (kFinishBatch - 1) * kFinishRows < splits; split += kFinishBatch * kFinishRows) {
-      float v[kFinishBatch];
-#pragma unroll
-      for (int k = 0; k < kFinishBatch; ++k) v[k] = partial[(split + k * kFinishRows) * cols + col];
-#pragma unroll
-      for (int k = 0; k < kFinishBatch; ++k) acc += v[k];
-    }
-    for (; split < splits; split += kFinishRows) acc += partial[split * cols + col];
-  }
+  if (col < cols)
+    for (int64_t split = threadIdx.y; split < splits; split += kFinishRows) acc += partial[split * cols + col];
   sums[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
   if (threadIdx.y != 0 || col >= cols) return;
