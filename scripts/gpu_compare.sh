@@ -73,17 +73,17 @@ shape_args=()
 order() { if [ $(($1 % 2)) -eq 1 ]; then echo "base candidate"; else echo "candidate base"; fi; }
 rounds_of() { ls -v "$OUT"/$1-$2-*.json 2>/dev/null || echo "$OUT/$1-$2-(none).json"; }  # round 10 after 9
 if [ "$ATTENTION" != 0 ]; then
-log "bench-attention: $ENCODINGS, $INPUTS inputs, $ROUNDS rounds"
-for r in $(seq 1 "$ROUNDS"); do
-  for role in $(order "$r"); do
-    fits 200 "bench-attention, $role round $r" || break 2
-    timeout 200 "${dir[$role]}/pathbench" bench-attention --encodings $ENCODINGS "${shape_args[@]}" --inputs "$INPUTS" \
-      --warmup 3 --repeats 15 --out "$OUT/attention-$role-$r.json" > "$OUT/attention-$role-$r.log" 2>&1 ||
-      echo "$role round $r: bench-attention failed (see attention-$role-$r.log)"
+  log "bench-attention: $ENCODINGS, $INPUTS inputs, $ROUNDS rounds"
+  for r in $(seq 1 "$ROUNDS"); do
+    for role in $(order "$r"); do
+      fits 200 "bench-attention, $role round $r" || break 2
+      timeout 200 "${dir[$role]}/pathbench" bench-attention --encodings $ENCODINGS "${shape_args[@]}" --inputs "$INPUTS" \
+        --warmup 3 --repeats 15 --out "$OUT/attention-$role-$r.json" > "$OUT/attention-$role-$r.log" 2>&1 ||
+        echo "$role round $r: bench-attention failed (see attention-$role-$r.log)"
+    done
   done
-done
-$PY scripts/compare_bench.py --base $(rounds_of attention base) --candidate $(rounds_of attention candidate)
-pack
+  $PY scripts/compare_bench.py --base $(rounds_of attention base) --candidate $(rounds_of attention candidate)
+  pack
 fi
 
 if [ "$FLIPFLOP" != 0 ]; then
