@@ -3,8 +3,9 @@
 // the CPU or the GPU (`--device cuda`: the flip-flop model, 1 layer, 2 heads, width 128, GELU MLP,
 // batch 64 × 512 tokens and evaluation batches of 256, bf16, the step captured in a CUDA graph, then
 // the attention kernels' forward and forward+backward medians at the anchor shapes as
-// `bench-attention` times them), prints tables and writes JSON (tokens/s, ms/step, device,
-// precision, build flags, git state).
+// `bench-attention` times them), prints tables and writes JSON (tokens/s, ms/step, on the GPU also
+// the device's own time per step (CUDA events around the step's work: the rest of a step is the
+// host's), device, precision, build flags, git state).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -67,6 +68,7 @@ json bench_encoding(const BenchOptions& o, const std::string& encoding) {
     r["ms_per_step_median"] = t.median_ms;
     r["ms_per_step_min"] = t.min_ms;
     r["ms_per_step_max"] = t.max_ms;
+    if (t.device_median_ms >= 0) r["device_ms_per_step_median"] = t.device_median_ms;
     r["tokens_per_s"] = double(o.shape.batch * o.shape.length) / (t.median_ms / 1000.0);
     r["parameters"] = t.parameters;
     r["final_loss"] = t.final_loss;
@@ -104,12 +106,13 @@ void run_bench(const BenchOptions& o) {
              o.device, where, m.layers, m.width, m.heads, m.mlp, m.length, batches, m.vocab,
              gpu ? fmt::format("{}, CUDA graph {}", o.precision, o.cuda_graph ? "on" : "off")
                  : fmt::format("{} threads", omp_get_max_threads()));
-  fmt::print("| encoding | ms/step (median) | tokens/s | evaluation ms/batch (median) | evaluation tokens/s |\n"
-             "|---|---|---|---|---|\n");
+  fmt::print("| encoding | ms/step (median) | device ms/step (median) | tokens/s | evaluation ms/batch (median) | "
+             "evaluation tokens/s |\n|---|---|---|---|---|---|\n");
   for (const auto& e : encodings) {
     json r = bench_encoding(o, e);
-    fmt::print("| {} | {} | {} | {} | {} |\n", e, cell(r, "ms_per_step_median", 2), cell(r, "tokens_per_s", 0),
-               cell(r, "eval_ms_per_batch_median", 2), cell(r, "eval_tokens_per_s", 0));
+    fmt::print("| {} | {} | {} | {} | {} | {} |\n", e, cell(r, "ms_per_step_median", 2),
+               cell(r, "device_ms_per_step_median", 3), cell(r, "tokens_per_s", 0), cell(r, "eval_ms_per_batch_median", 2),
+               cell(r, "eval_tokens_per_s", 0));
     std::fflush(stdout);
     results.push_back(r);
   }

@@ -45,24 +45,38 @@ std::unique_ptr<TrainingBackend> bench_backend(const StepBenchShape& shape, cons
   return make_training_backend(mc, setup, options);
 }
 
-// The median, fastest and slowest of `timed` calls of `call` (which returns a loss) after `warmup`
-// untimed ones; final_loss is the last call's.
+// What one timed call reports: its loss and the device's time for it (< 0: not measured).
+struct CallResult {
+  double loss = 0, device_ms = -1;
+};
+
+// Sorts `values` and returns their median.
+double median_of(std::vector<double>& values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// The median, fastest and slowest of `timed` calls of `call` (which returns a CallResult) after
+// `warmup` untimed ones; final_loss is the last call's, device_median_ms the median of the calls'
+// device times where every timed call measured one.
 template <class Call>
 StepTiming time_calls(int warmup, int timed, const Call& call) {
-  std::vector<double> ms;
-  double loss = 0;
+  std::vector<double> ms, device_ms;
+  CallResult result;
   for (int s = 0; s < warmup + timed; ++s) {
     auto t0 = std::chrono::steady_clock::now();
-    loss = call();
+    result = call();
     auto t1 = std::chrono::steady_clock::now();
-    if (s >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (s < warmup) continue;
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (result.device_ms >= 0) device_ms.push_back(result.device_ms);
   }
-  std::sort(ms.begin(), ms.end());
   StepTiming t;
-  t.median_ms = ms[ms.size() / 2];
+  t.median_ms = median_of(ms);
   t.min_ms = ms.front();
   t.max_ms = ms.back();
-  t.final_loss = loss;
+  if (device_ms.size() == ms.size()) t.device_median_ms = median_of(device_ms);
+  t.final_loss = result.loss;
   return t;
 }
 
@@ -72,7 +86,10 @@ StepTiming time_training_steps(const StepBenchShape& shape, const std::string& e
                                const BackendOptions& backend_options) {
   auto backend = bench_backend(shape, encoding, backend_options);
   const TokenBatch batch = random_batch(shape.batch, shape.length, shape.vocab, 7);
-  StepTiming t = time_calls(warmup, steps, [&] { return double(backend->step(batch).loss); });
+  StepTiming t = time_calls(warmup, steps, [&] {
+    const TrainStep s = backend->step(batch);
+    return CallResult{s.loss, s.device_ms};
+  });
   t.parameters = int64_t(backend->download_parameters().count());
   return t;
 }
@@ -81,7 +98,7 @@ StepTiming time_evaluation_batches(const StepBenchShape& shape, const std::strin
                                    int warmup, int batches, const BackendOptions& backend_options) {
   auto backend = bench_backend(shape, encoding, backend_options);
   const TokenBatch batch = random_batch(eval_batch, shape.length, shape.vocab, 11);
-  return time_calls(warmup, batches, [&] { return backend->predict(batch).loss; });
+  return time_calls(warmup, batches, [&] { return CallResult{backend->predict(batch).loss}; });
 }
 
 }  // namespace pathbench

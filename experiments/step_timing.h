@@ -17,6 +17,9 @@ struct StepBenchShape {
 
 struct StepTiming {
   double median_ms = 0, min_ms = 0, max_ms = 0;
+  // The median of the device's own time per step (TrainStep::device_ms); < 0 where not measured
+  // (the CPU, evaluation batches). median_ms minus this is about what the host adds to a step.
+  double device_median_ms = -1;
   int64_t parameters = 0;
   double final_loss = 0;
 };

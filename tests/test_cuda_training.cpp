@@ -1,10 +1,11 @@
-// GPU training: CUDA graph replay against eager steps, parameters and optimizer state moving between
+// GPU training: CUDA graph replay against eager steps, each step's device time, parameters and optimizer state moving between
 // the CPU and GPU backends, 200 steps tracking the CPU loss curve, and GPU failures surfacing as a
 // one-line pathbench::Error. Run with `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -42,6 +43,23 @@ TEST_CASE("CUDA graph replay gives the results of eager steps", "[cuda]") {
     const TokenBatch other = make_batch(2, 50, 8, 300, true);
     CHECK(graphed->step(other).loss == Approx(eager->step(other).loss).epsilon(1e-6));
     CHECK(graphed->predict(other).argmax == eager->predict(other).argmax);
+  }
+}
+
+TEST_CASE("A GPU step reports the device's time for its work, within the step's wall time", "[cuda]") {
+  for (const bool graph : {true, false}) {
+    INFO("CUDA graph " << graph);
+    auto backend = make_training_backend(small_training_config("path"), small_training_setup(),
+                                         {"cuda", Precision::bf16, graph});
+    for (int step = 0; step < 4; ++step) {  // eager, captured, then replayed where graph is on
+      const TokenBatch batch = make_batch(4, 64, 8, 900, true);
+      const auto t0 = std::chrono::steady_clock::now();
+      const TrainStep s = backend->step(batch);
+      const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      INFO("step " << step << ": device " << s.device_ms << " ms, wall " << wall_ms << " ms");
+      CHECK(s.device_ms > 0);
+      CHECK(s.device_ms <= wall_ms);
+    }
   }
 }
 

@@ -10,6 +10,9 @@ struct TrainStep {
   double loss = 0;
   double grad_norm = 0;  // before clipping
   double lr = 0;
+  // The GPU's time for the step's queued work (timing events around it), without the host's work
+  // before the launch and its wait after; < 0 where not measured (a CPU step is all host).
+  double device_ms = -1;
 };
 
 template <typename T>

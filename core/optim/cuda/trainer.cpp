@@ -79,13 +79,16 @@ TrainStep Trainer::step(const TokenBatch& batch) {
     graph_.capture(ctx.stream(), [this] { enqueue_step(); });
     graph_key_ = key;
   }
+  device_time_.begin(ctx.stream());
   if (graph_.ready()) {
     graph_.launch(ctx.stream());
   } else {
     enqueue_step();
     eager_key_ = key;
   }
+  device_time_.end(ctx.stream());
   ctx.synchronize();
+  out.device_ms = device_time_.elapsed_ms();
   ++t_;
   out.loss = double(loss_value(readback_.data()->totals));
   out.grad_norm = readback_.data()->grad_norm;

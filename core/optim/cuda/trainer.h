@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/cuda/graph.h"
+#include "core/cuda/span_timer.h"
 #include "core/model/cuda/transformer.h"
 #include "core/optim/cuda/adamw.h"
 #include "core/optim/trainer.h"
@@ -15,7 +16,8 @@ namespace pathbench::cuda {
 class Trainer {
  public:
   Trainer(Transformer& model, AdamWConfig adamw, LrSchedule schedule, double clip_norm, bool use_graph = true);
-  // Synchronizes: returns the loss, the gradient norm before clipping and the learning rate used.
+  // Synchronizes: returns the loss, the gradient norm before clipping, the learning rate used and
+  // the device's time for the step's work.
   TrainStep step(const TokenBatch& batch);
   int64_t steps() const { return t_; }
   // AdamW's moments [P] (the parameters' layout) and step count, for checkpoints.
@@ -51,6 +53,7 @@ class Trainer {
     bool operator==(const StepKey&) const = default;
   };
   Graph graph_;
+  DeviceSpanTimer device_time_;
   StepKey graph_key_, eager_key_;
 };
 
