@@ -21,50 +21,6 @@ using namespace tiles;
 // chunk's own logits. X, strict_lower(W Kᵀ) and tril(Q Wᵀ) are not stored: the backward forms them
 // again (a scaling and two products against 32 KB of stores and 32 KB of loads a chunk at bf16).
 
-// Buffers that are dead by the time a later one is written share its space (fewer bytes, so that
-// two blocks fit per multiprocessor at D = 128 and three at D ≤ 64 in bf16): Y takes the Gram
-// matrix's space where it fits, and for bf16 strict_lower(W Kᵀ) takes the end of X's fp32 space once
-// X has been converted to its operand copies. Q is loaded once the solve for A⁻¹ and that conversion
-// are done (its first reader, tril(Q Wᵀ), comes after the Y and W Kᵀ products, which hide the load);
-// in bf16 at D ≤ 64 it goes into the dead space between Y and strict_lower(W Kᵀ) (the Gram matrix's
-// and X's fp32 spaces are adjacent), so no tile of its own.
-// bf16 keeps X as two operands, X ≈ X_hi + X_lo (X_hi = bf16(X), X_lo = bf16(X − X_hi)), and every
-// product with X takes both: X's entries alternate in sign and cancel in X W, so X rounded to bf16
-// alone can turn P = I − Wᵀ X W from a contraction into a 2.5× expansion when a chunk's w are
-// (nearly) parallel, and the queries blow up across chunks. X_lo lives in M's tile until M is formed.
-template <typename S, int D>
-struct PrepSmem {
-  static constexpr int ld = stride_of<S>(D), ldc = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
-  static constexpr size_t gram_bytes = tile_elems<float>(kChunk, kChunk) * sizeof(float);
-  static constexpr size_t tile_bytes = tile_elems<S>(kChunk, D) * sizeof(S);     // a [64, D] tile (Y, Q)
-  static constexpr size_t sl_bytes = tile_elems<S>(kChunk, kChunk) * sizeof(S);  // a [64, 64] operand
-  static constexpr bool y_over_gram = tile_bytes <= gram_bytes;
-  static constexpr bool q_in_dead_space = !kInPlace<S> && y_over_gram && 2 * tile_bytes + sl_bytes <= 2 * gram_bytes;
-  static_assert(gram_bytes % 16 == 0, "X must follow the Gram matrix directly (SmemCarver aligns to 16 bytes)");
-  S *w, *k, *q, *y;  // [64, D] tiles
-  float *g, *x;      // [64, 64] Gram W Wᵀ and A⁻¹, then X, in fp32
-  S *xs, *sl, *mm;   // [64, 64] X (bf16: X_hi), strict_lower(W Kᵀ), M (bf16: X_lo before M) as operands
-  float* beta;       // [64]
-  size_t bytes;
-  __host__ __device__ explicit PrepSmem(unsigned char* base) {
-    SmemCarver c{base};
-    w = c.take<S>(tile_elems<S>(kChunk, D));
-    k = c.take<S>(tile_elems<S>(kChunk, D));
-    q = q_in_dead_space ? nullptr : c.take<S>(tile_elems<S>(kChunk, D));
-    g = c.take<float>(tile_elems<float>(kChunk, kChunk));
-    y = y_over_gram ? reinterpret_cast<S*>(g) : c.take<S>(tile_elems<S>(kChunk, D));
-    x = c.take<float>(tile_elems<float>(kChunk, kChunk));  // right after g when Y is over it
-    if (q_in_dead_space && base) q = reinterpret_cast<S*>(reinterpret_cast<unsigned char*>(g) + tile_bytes);
-    xs = kInPlace<S> ? reinterpret_cast<S*>(x) : c.take<S>(tile_elems<S>(kChunk, kChunk));
-    sl = kInPlace<S> ? c.take<S>(tile_elems<S>(kChunk, kChunk))
-                     : (base ? reinterpret_cast<S*>(reinterpret_cast<unsigned char*>(x) + gram_bytes - sl_bytes)
-                             : nullptr);
-    mm = c.take<S>(tile_elems<S>(kChunk, kChunk));
-    beta = c.take<float>(kChunk);
-    bytes = c.offset;
-  }
-};
-
 // A⁻¹ for A = I + diag(β) strict_lower(G), G symmetric ([64, 64] fp32 in shared memory, row stride
 // ldg), in 16 × 16 blocks so that all four warps work and no chain is longer than 16 steps: the
 // diagonal blocks' inverses D_I by forward substitution (one column per thread on two warps, while
@@ -140,8 +96,75 @@ __device__ __forceinline__ void unit_lower_inverse(const float* g, int ldg, cons
   unit_lower_inverse_level<3>(g, ldg, beta, m, ldm, scratch);
 }
 
+// Buffers share space by lifetime, so that four blocks fit a multiprocessor at bf16 D ≤ 64 (two at
+// D = 128): W, then M's [64, 64] place (the solve's scratch, in bf16 X_lo, then M) and β, then the
+// fp32 space: the Gram matrix and A⁻¹ until the conversion, then (`After`) X's operand (bf16 X_hi,
+// in the Gram matrix's dead space while A⁻¹ is read; fp32 X in A⁻¹'s place), Y (its place later
+// strict_lower(W Kᵀ), once Q̂ has read Y), Q and K, both copied in after the conversion (their first
+// readers, tril(Q Wᵀ) and strict_lower(W Kᵀ), come after the Y products, which hide the copies).
+// bf16 keeps X as two operands, X ≈ X_hi + X_lo (X_hi = bf16(X), X_lo = bf16(X − X_hi)), and every
+// product with X takes both: X's entries alternate in sign and cancel in X W, so X rounded to bf16
+// alone can turn P = I − Wᵀ X W from a contraction into a 2.5× expansion when a chunk's w are
+// (nearly) parallel, and the queries blow up across chunks.
 template <typename S, int D>
-__global__ void __launch_bounds__(kThreads)
+struct PrepSmem {
+  static constexpr int ld = stride_of<S>(D), ldc = stride_of<S>(kChunk), ldf = stride_of<float>(kChunk);
+  static constexpr size_t gram_bytes = tile_elems<float>(kChunk, kChunk) * sizeof(float);
+  static constexpr size_t tile_bytes = tile_elems<S>(kChunk, D) * sizeof(S);     // a [64, D] tile (W, Y, Q, K)
+  static constexpr size_t sq_bytes = tile_elems<S>(kChunk, kChunk) * sizeof(S);  // a [64, 64] operand
+  // Offsets in the fp32 space of what lives there after the conversion, each 16-byte aligned; in
+  // place (fp32) the tiles step over X's space [gram_bytes, 2·gram_bytes).
+  struct After {
+    size_t xs, ysl, q, k, end;
+  };
+  __host__ __device__ static constexpr After after() {
+    size_t at = 0;
+    const auto place = [&at](size_t n) {
+      at = (at + 15) / 16 * 16;
+      if (kInPlace<S> && at < 2 * gram_bytes && at + n > gram_bytes) at = 2 * gram_bytes;
+      const size_t p = at;
+      at += n;
+      return p;
+    };
+    After a{};
+    a.xs = kInPlace<S> ? gram_bytes : place(sq_bytes);
+    a.ysl = place(tile_bytes > sq_bytes ? tile_bytes : sq_bytes);
+    a.q = place(tile_bytes);
+    a.k = place(tile_bytes);
+    a.end = at > 2 * gram_bytes ? at : 2 * gram_bytes;
+    return a;
+  }
+  static constexpr After kAfter = after();
+  static_assert(kInPlace<S> || kAfter.xs + sq_bytes <= gram_bytes, "X_hi is written while A⁻¹ is read");
+  static_assert(3 * kInvScratch * sizeof(float) <= sq_bytes, "the solve's scratch fits M's place");
+  S *w, *mm;           // [64, D] W; [64, 64] M's place
+  float* beta;         // [64]
+  float *g, *x;        // [64, 64] the Gram matrix W Wᵀ and A⁻¹, then X in place (fp32)
+  S *xs, *y, *sl;      // [64, 64] X's operand (bf16: X_hi); [64, D] Y, then [64, 64] strict_lower(W Kᵀ)
+  S *q, *k;            // [64, D]
+  size_t bytes;
+  __host__ __device__ explicit PrepSmem(unsigned char* base) {
+    SmemCarver c{base};
+    w = c.take<S>(tile_elems<S>(kChunk, D));
+    mm = c.take<S>(tile_elems<S>(kChunk, kChunk));
+    beta = c.take<float>(kChunk);
+    unsigned char* f = c.take<unsigned char>(kAfter.end);
+    const auto at = [base, f](size_t offset) { return base ? f + offset : nullptr; };
+    g = reinterpret_cast<float*>(at(0));
+    x = reinterpret_cast<float*>(at(gram_bytes));
+    xs = reinterpret_cast<S*>(at(kAfter.xs));
+    y = sl = reinterpret_cast<S*>(at(kAfter.ysl));
+    q = reinterpret_cast<S*>(at(kAfter.q));
+    k = reinterpret_cast<S*>(at(kAfter.k));
+    bytes = c.offset;
+  }
+};
+// Four blocks a multiprocessor where registers allow them (bf16 at D ≤ 64: ptxas fits 128).
+template <typename S, int D>
+inline constexpr int kPrepMinBlocks = !kInPlace<S> && D <= 64 ? 4 : 1;
+
+template <typename S, int D>
+__global__ void __launch_bounds__(kThreads, kPrepMinBlocks<S, D>)
     path_prep_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = PrepSmem<S, D>;
@@ -153,7 +176,6 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t cc = (bh * ws.chunks + c) * kChunk * kChunk;  // this chunk's [64, 64] blocks
 
   load_tile_async<S, kChunk, D>(sm.w, a.w + tok * D, D, valid);
-  load_tile_async<S, kChunk, D>(sm.k, a.k + tok * D, D, valid);
   cp_async_commit();
   load_row_values(sm.beta, a.beta + tok, kChunk, valid, 0.f);
   cp_async_wait<0>();
@@ -166,11 +188,11 @@ __global__ void __launch_bounds__(kThreads)
     store_acc(g, sm.g + r0 * ldf, ldf);
   }
   __syncthreads();
-  // A⁻¹, A = I + diag(β) strict_lower(W Wᵀ), blocked; M's tile (X_lo's until M is formed) is free
-  // until the conversion below and holds the solve's scratch.
+  // A⁻¹, A = I + diag(β) strict_lower(W Wᵀ), blocked; M's place is free until the conversion below
+  // and holds the solve's scratch.
   unit_lower_inverse(sm.g, ldf, sm.beta, sm.x, ldf, reinterpret_cast<float*>(sm.mm));
-  // X = A⁻¹ diag(β): in place for fp32, as X_hi, X_lo for bf16. The backward keeps A⁻¹ (its
-  // Z = A⁻ᵀ dX is then a product, not a second substitution).
+  // X = A⁻¹ diag(β): in place for fp32, as X_hi (over the dead Gram matrix), X_lo (M's place) for
+  // bf16. The backward keeps A⁻¹ (its Z = A⁻ᵀ dX is then a product, not a second substitution).
   for (int i = 2 * int(threadIdx.x); i < kChunk * kChunk; i += 2 * kThreads) {  // columns c, c + 1 of row r
     const int r = i / kChunk, c = i % kChunk;
     const float2 inv = load_pair(sm.x + r * ldf + c);
@@ -181,8 +203,9 @@ __global__ void __launch_bounds__(kThreads)
     else
       store_split_pair(sm.xs + r * ldc + c, sm.mm + r * ldc + c, x0, x1);
   }
-  __syncthreads();  // bf16: the Gram matrix and X's fp32 copy are dead from here on (Q's dead space)
+  __syncthreads();  // bf16: A⁻¹'s fp32 copy is dead from here on (Y's, Q's and K's places)
   load_tile_async<S, kChunk, D>(sm.q, a.q + tok * D, D, valid);
+  load_tile_async<S, kChunk, D>(sm.k, a.k + tok * D, D, valid);
   cp_async_commit();
 
   {  // Y = X W (kept for Q̂), Yᵀ-side Y' = Xᵀ W for the key moves
@@ -197,19 +220,26 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (!kInPlace<S>) mma_ss<BLayout::KN, true, NTD, 4>(y, sm.mm + r0, ldc, sm.w, ld);
     store_acc(y, ws.yp + (ptok + r0) * D, D);
   }
-  {  // strict_lower(W Kᵀ)
+  cp_async_wait<0>();
+  __syncthreads();  // Q and K in place, and every warp's rows of Y
+  float qw[8][4];  // tril(Q Wᵀ), this warp's rows
+  zero(qw);
+  mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
+  mask_acc(qw, r0, [](int i, int j) { return j <= i; });
+  {  // Q̂ = Q − tril(Q Wᵀ) Y
+    float qh[NTD][4];
+    load_acc(qh, sm.q + r0 * ld, ld);
+    mma_acc<BLayout::KN>(qh, qw, sm.y, ld, -1.f);
+    store_acc(qh, ws.qh + (ptok + r0) * D, D);
+  }
+  __syncthreads();  // Y is no longer read: strict_lower(W Kᵀ) takes its place
+  {
     float sl[8][4];
     zero(sl);
     mma_ss<BLayout::NK, false, 8, KTD>(sl, sm.w + r0 * ld, ld, sm.k, ld);
     mask_acc(sl, r0, [](int i, int j) { return j < i; });
     store_acc(sl, sm.sl + r0 * ldc, ldc);
   }
-  cp_async_wait<0>();
-  __syncthreads();  // Q in place
-  float qw[8][4];  // tril(Q Wᵀ), this warp's rows
-  zero(qw);
-  mma_ss<BLayout::NK, false, 8, KTD>(qw, sm.q + r0 * ld, ld, sm.w, ld);
-  mask_acc(qw, r0, [](int i, int j) { return j <= i; });
   __syncthreads();
   {  // M = X strict_lower(W Kᵀ); bf16: M's rows replace the X_lo rows this warp alone has read
     float m[8][4];
@@ -219,12 +249,6 @@ __global__ void __launch_bounds__(kThreads)
     __syncwarp();  // every lane's reads of those X_lo rows before any lane writes M over them
     store_acc(m, sm.mm + r0 * ldc, ldc);
     if (ws.for_backward) store_acc(m, ws.mm + cc + r0 * kChunk, kChunk);
-  }
-  {  // Q̂ = Q − tril(Q Wᵀ) Y
-    float qh[NTD][4];
-    load_acc(qh, sm.q + r0 * ld, ld);
-    mma_acc<BLayout::KN>(qh, qw, sm.y, ld, -1.f);
-    store_acc(qh, ws.qh + (ptok + r0) * D, D);
   }
   __syncthreads();
   {  // the chunk's own logits tril(Q Kᵀ) − tril(Q Wᵀ) M
