@@ -3,9 +3,10 @@
 copied by hand: rounds of `pathbench bench-attention --out` (or of `pathbench bench --device cuda
 --out`, the model's training step) for a base build and a candidate build, run in one device call
 (scripts/gpu_compare.sh alternates their order from round to round). One row per encoding and
-shape (or encoding, for the model's step), each round's median ms for both builds, and the
-candidate's change against the base over the mean of the rounds. Rows only one build timed are left
-out.
+shape (or encoding, for the model's step, and a second row for the step's device time where both
+builds report it: the wall time's spread between rounds is mostly the host's), each round's median
+ms for both builds, and the candidate's change against the base over the mean of the rounds. Rows
+only one build timed are left out.
 
 Usage: scripts/compare_bench.py --base A1.json [A2.json …] --candidate B1.json [B2.json …]"""
 import argparse
@@ -37,6 +38,9 @@ def timings(path):
             raise SystemExit(f"compare_bench.py: {path}: a result lacks {e}")
         cells[label] = ms
         order.append(label)
+        if not attention and "device_ms_per_step_median" in r:
+            cells[f"{label}, device"] = r["device_ms_per_step_median"]
+            order.append(f"{label}, device")
     if not order:
         raise SystemExit(f"compare_bench.py: {path} holds no results")
     return cells, order, doc.get("git", {}).get("commit", "?")[:7]
