@@ -5,7 +5,7 @@
 // the attention kernels' forward and forward+backward medians at the anchor shapes as
 // `bench-attention` times them), prints tables and writes JSON (tokens/s, ms/step, on the GPU also
 // the device's own time per step (CUDA events around the step's work: the rest of a step is the
-// host's), device, precision, build flags, git state).
+// host's) and the host's batch preparation per step, device, precision, build flags, git state).
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -69,6 +69,7 @@ json bench_encoding(const BenchOptions& o, const std::string& encoding) {
     r["ms_per_step_min"] = t.min_ms;
     r["ms_per_step_max"] = t.max_ms;
     if (t.device_median_ms >= 0) r["device_ms_per_step_median"] = t.device_median_ms;
+    if (t.prepare_median_ms >= 0) r["host_prepare_ms_per_step_median"] = t.prepare_median_ms;
     r["tokens_per_s"] = double(o.shape.batch * o.shape.length) / (t.median_ms / 1000.0);
     r["parameters"] = t.parameters;
     r["final_loss"] = t.final_loss;

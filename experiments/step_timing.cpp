@@ -45,9 +45,10 @@ std::unique_ptr<TrainingBackend> bench_backend(const StepBenchShape& shape, cons
   return make_training_backend(mc, setup, options);
 }
 
-// What one timed call reports: its loss and the device's time for it (< 0: not measured).
+// What one timed call reports: its loss, the device's time for it and the host's time preparing
+// its batch (< 0: not measured).
 struct CallResult {
-  double loss = 0, device_ms = -1;
+  double loss = 0, device_ms = -1, prepare_ms = -1;
 };
 
 // Sorts `values` and returns their median.
@@ -57,11 +58,11 @@ double median_of(std::vector<double>& values) {
 }
 
 // The median, fastest and slowest of `timed` calls of `call` (which returns a CallResult) after
-// `warmup` untimed ones; final_loss is the last call's, device_median_ms the median of the calls'
-// device times where every timed call measured one.
+// `warmup` untimed ones; final_loss is the last call's, device_median_ms and prepare_median_ms the
+// medians of the calls' device and preparation times where every timed call measured them.
 template <class Call>
 StepTiming time_calls(int warmup, int timed, const Call& call) {
-  std::vector<double> ms, device_ms;
+  std::vector<double> ms, device_ms, prepare_ms;
   CallResult result;
   for (int s = 0; s < warmup + timed; ++s) {
     auto t0 = std::chrono::steady_clock::now();
@@ -70,12 +71,14 @@ StepTiming time_calls(int warmup, int timed, const Call& call) {
     if (s < warmup) continue;
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (result.device_ms >= 0) device_ms.push_back(result.device_ms);
+    if (result.prepare_ms >= 0) prepare_ms.push_back(result.prepare_ms);
   }
   StepTiming t;
   t.median_ms = median_of(ms);
   t.min_ms = ms.front();
   t.max_ms = ms.back();
   if (device_ms.size() == ms.size()) t.device_median_ms = median_of(device_ms);
+  if (prepare_ms.size() == ms.size()) t.prepare_median_ms = median_of(prepare_ms);
   t.final_loss = result.loss;
   return t;
 }
@@ -88,7 +91,7 @@ StepTiming time_training_steps(const StepBenchShape& shape, const std::string& e
   const TokenBatch batch = random_batch(shape.batch, shape.length, shape.vocab, 7);
   StepTiming t = time_calls(warmup, steps, [&] {
     const TrainStep s = backend->step(batch);
-    return CallResult{s.loss, s.device_ms};
+    return CallResult{s.loss, s.device_ms, s.prepare_ms};
   });
   t.parameters = int64_t(backend->download_parameters().count());
   return t;

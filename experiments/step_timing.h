@@ -20,6 +20,8 @@ struct StepTiming {
   // The median of the device's own time per step (TrainStep::device_ms); < 0 where not measured
   // (the CPU, evaluation batches). median_ms minus this is about what the host adds to a step.
   double device_median_ms = -1;
+  // The median of the host's batch preparation per step (TrainStep::prepare_ms), where measured.
+  double prepare_median_ms = -1;
   int64_t parameters = 0;
   double final_loss = 0;
 };

@@ -216,6 +216,7 @@ TEST_CASE("bench writes one timing per encoding and the source's git state", "[r
   CHECK(training["results"][0]["ms_per_step_median"].get<double>() > 0);
   CHECK_FALSE(training["results"][0].contains("eval_ms_per_batch_median"));
   CHECK_FALSE(training["results"][0].contains("device_ms_per_step_median"));  // a CPU step is all host
+  CHECK_FALSE(training["results"][0].contains("host_prepare_ms_per_step_median"));
   bench({"--encodings", "nope", "--phase", "evaluation", "--out", dir + "/evaluation.json"});
   const json evaluation = json::parse(read_file(dir + "/evaluation.json"));
   CHECK(evaluation["results"][0]["eval_ms_per_batch_median"].get<double>() > 0);

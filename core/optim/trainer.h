@@ -13,6 +13,9 @@ struct TrainStep {
   // The GPU's time for the step's queued work (timing events around it), without the host's work
   // before the launch and its wait after; < 0 where not measured (a CPU step is all host).
   double device_ms = -1;
+  // The host's time preparing the batch before the launch (validation, staging copies, the
+  // embedding plan); < 0 where not measured.
+  double prepare_ms = -1;
 };
 
 template <typename T>

@@ -1,6 +1,7 @@
 // The GPU training step: eager on a new batch shape, then captured once and replayed.
 #include "core/optim/cuda/trainer.h"
 
+#include <chrono>
 #include <vector>
 
 namespace pathbench::cuda {
@@ -67,8 +68,11 @@ void Trainer::enqueue_step() {
 }
 
 TrainStep Trainer::step(const TokenBatch& batch) {
+  const auto prepare_start = std::chrono::steady_clock::now();
   model_.prepare(batch, Pass::training);
   TrainStep out;
+  out.prepare_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - prepare_start).count();
   out.lr = schedule_.at(t_);
   *terms_host_.data() = AdamWStepTerms(adamw_terms(config_, out.lr, t_ + 1));
 

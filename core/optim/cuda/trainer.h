@@ -16,8 +16,8 @@ namespace pathbench::cuda {
 class Trainer {
  public:
   Trainer(Transformer& model, AdamWConfig adamw, LrSchedule schedule, double clip_norm, bool use_graph = true);
-  // Synchronizes: returns the loss, the gradient norm before clipping, the learning rate used and
-  // the device's time for the step's work.
+  // Synchronizes: returns the loss, the gradient norm before clipping, the learning rate used, the
+  // device's time for the step's work and the host's time preparing the batch.
   TrainStep step(const TokenBatch& batch);
   int64_t steps() const { return t_; }
   // AdamW's moments [P] (the parameters' layout) and step count, for checkpoints.
