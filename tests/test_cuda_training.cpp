@@ -1,6 +1,7 @@
-// GPU training: CUDA graph replay against eager steps, each step's device time, parameters and optimizer state moving between
-// the CPU and GPU backends, 200 steps tracking the CPU loss curve, and GPU failures surfacing as a
-// one-line pathbench::Error. Run with `pathbench_tests --require-gpu "[cuda]"`.
+// GPU training: CUDA graph replay against eager steps, each step's device and preparation times,
+// parameters and optimizer state moving between the CPU and GPU backends, 200 steps tracking the
+// CPU loss curve, and GPU failures surfacing as a one-line pathbench::Error. Run with
+// `pathbench_tests --require-gpu "[cuda]"`.
 #ifdef PATHBENCH_WITH_CUDA
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
