@@ -20,6 +20,7 @@
 #include "experiments/cli_checks.h"
 #include "experiments/commands.h"
 #include "experiments/file_output.h"
+#include "experiments/median.h"
 #include "experiments/run_metadata.h"
 
 #ifdef PATHBENCH_WITH_CUDA
@@ -125,11 +126,6 @@ cuda::GpuOpTensors<bf16> op_tensors(const AttentionOpInfo& op, const BenchShape&
   if (op.householder) t.w = in.w.data(), t.beta = in.beta.data(), t.dw = out.dw.data(), t.dbeta = out.dbeta.data();
   if (op.gated) t.cum_gate = in.gate.data(), t.d_cum_gate = out.dgate.data();
   return t;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 json bench_one(const AttentionBenchOptions& o, const std::string& name, const BenchShape& s,

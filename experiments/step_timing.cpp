@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/rng.h"
+#include "experiments/median.h"
 
 namespace pathbench {
 
@@ -51,12 +52,6 @@ struct CallResult {
   double loss = 0, device_ms = -1, prepare_ms = -1;
 };
 
-// Sorts `values` and returns their median.
-double median_of(std::vector<double>& values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 // The median, fastest and slowest of `timed` calls of `call` (which returns a CallResult) after
 // `warmup` untimed ones; final_loss is the last call's, device_median_ms and prepare_median_ms the
 // medians of the calls' device and preparation times where every timed call measured them.
@@ -74,11 +69,11 @@ StepTiming time_calls(int warmup, int timed, const Call& call) {
     if (result.prepare_ms >= 0) prepare_ms.push_back(result.prepare_ms);
   }
   StepTiming t;
-  t.median_ms = median_of(ms);
-  t.min_ms = ms.front();
-  t.max_ms = ms.back();
-  if (device_ms.size() == ms.size()) t.device_median_ms = median_of(device_ms);
-  if (prepare_ms.size() == ms.size()) t.prepare_median_ms = median_of(prepare_ms);
+  t.median_ms = median(ms);
+  t.min_ms = *std::min_element(ms.begin(), ms.end());
+  t.max_ms = *std::max_element(ms.begin(), ms.end());
+  if (device_ms.size() == ms.size()) t.device_median_ms = median(device_ms);
+  if (prepare_ms.size() == ms.size()) t.prepare_median_ms = median(prepare_ms);
   t.final_loss = result.loss;
   return t;
 }
