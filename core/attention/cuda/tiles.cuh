@@ -101,13 +101,6 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-// Asks L2 for `bytes` of global memory from p (128-byte lines, spread over the block's threads) and
-// returns at once: a later load of those bytes waits for L2, not DRAM.
-__device__ __forceinline__ void prefetch_l2(const void* p, int bytes) {
-  const char* c = static_cast<const char*>(p);
-  for (int offset = 128 * int(threadIdx.x); offset < bytes; offset += 128 * int(blockDim.x))
-    asm volatile("prefetch.global.L2 [%0];\n" ::"l"(c + offset));
-}
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));

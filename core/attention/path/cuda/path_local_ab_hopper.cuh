@@ -75,13 +75,6 @@ __global__ void __launch_bounds__(kThreads)
   wgmma::load_tile_async<kChunk, kChunk>(sainv, ws.ainv + cc, kChunk, kChunk);
   wgmma::load_tile_async<kChunk, kChunk>(sainvlo, ws.ainvlo + cc, kChunk, kChunk);
   cp_async_commit();
-  // The fp32 workspace tiles read after the first products (dV's, dK̂'s, dP's, dQ̂'s sums from the
-  // other chunks) are asked of L2 now, so that those reads do not wait on DRAM one after another.
-  constexpr int kFloatTile = kChunk * D * int(sizeof(float));
-  prefetch_l2(ws.dvc + prow * D, kFloatTile);
-  prefetch_l2(ws.dkh + prow * D, kFloatTile);
-  prefetch_l2(ws.dpm + (bh * nch + b) * D * D, kFloatTile);
-  prefetch_l2(ws.dqh + prow * D, kFloatTile);
   rows.load(lse, ws.delta, gate, base, b0, valid);
   load_row_values(beta, a.beta + base + b0, kChunk, valid, 0.f);
   cp_async_wait<1>();

@@ -58,11 +58,6 @@ __global__ void __launch_bounds__(kThreads)
     const float* gate = a.cum_log_gate ? a.cum_log_gate + base : nullptr;
     const bool cross_span = last + 1 < nch;  // dK̄ is not zero: keys are seen by later spans
 
-    // dK̄ and dV (fp32), read when the walk back starts, are asked of L2 now.
-    constexpr int kFloatTile = kChunk * D * int(sizeof(float)), kTile = kChunk * D * int(sizeof(bf16));
-    prefetch_l2(ws.dkh + (pbase + c * kChunk) * D, kFloatTile);
-    prefetch_l2(ws.dvc + (pbase + c * kChunk) * D, kFloatTile);
-
     // Keys moved rightwards: K̃_b = K̂_c P_{c+1}ᵀ ⋯ P_{b−1}ᵀ for b = c+1 … last, P_bᵀ = I − Wᵀ Xᵀ W.
     float kt[NTD][4];
     load_acc(kt, ws.kh + krow * D, D);
@@ -73,10 +68,6 @@ __global__ void __launch_bounds__(kThreads)
       wgmma::load_tile_async<kChunk, D>(sw, a.w + (base + b0) * D, D, T - b0);
       wgmma::load_tile_async<kChunk, D>(sy, ws.yp + (pbase + b0) * D, D, kChunk);
       cp_async_commit();
-      if (b + 1 < last) {  // the next crossing's W and Y (whole chunks: b + 1 is not the last) into L2
-        prefetch_l2(a.w + (base + b0 + kChunk) * D, kTile);
-        prefetch_l2(ws.yp + (pbase + b0 + kChunk) * D, kTile);
-      }
       cp_async_wait<0>();
       wgmma::fence_shared_for_tensor_cores();
       __syncthreads();
@@ -100,13 +91,6 @@ __global__ void __launch_bounds__(kThreads)
       wgmma::load_tile_async<kChunk, D>(sdo, d_o + (base + b0) * D, D, T - b0);
       wgmma::load_tile_async<kChunk, D>(sw, a.w + (base + b0) * D, D, T - b0);
       cp_async_commit();
-      if (b - 1 > c) {  // the next step's tiles (whole chunks: b − 1 is not the last) into L2
-        const int64_t next = b0 - kChunk;
-        prefetch_l2(ws.qh + (pbase + next) * D, kTile);
-        prefetch_l2(ws.y + (pbase + next) * D, kTile);
-        prefetch_l2(d_o + (base + next) * D, kTile);
-        prefetch_l2(a.w + (base + next) * D, kTile);
-      }
       rows.load_queries(lse, ws.delta, gate, base, b0, T);
       cp_async_wait<0>();
       wgmma::fence_shared_for_tensor_cores();
