@@ -8,7 +8,7 @@ namespace pathbench::cuda {
 
 class SideStream {
  public:
-  static constexpr int kMarks = 3;  // join points one piece of side work can hand the main stream
+  static constexpr int kMarks = 2;  // join points one piece of side work can hand the main stream
 
   SideStream();
   ~SideStream();

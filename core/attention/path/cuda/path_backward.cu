@@ -158,17 +158,10 @@ void path_attention_backward(const PathAttentionCudaArgs<S>& a, const S* o, cons
   key_major_backward(km, d, stream);
   if (side) side->wait(stream, 1);
 
-  // The query chain and the span gradients read only the key-major pass's dQ⁽ʲ⁾ and the forward's
-  // workspace, and add into dQ̂ and dP atomically, as the in-span scan does: they run on the side
-  // stream beside the scan, and the per-chunk pass waits for both.
-  const cudaStream_t chain = side ? side->stream() : stream;
-  if (side) side->fork(stream);
-  launch_path_query_chain(a, w, chain);
-  launch_path_span_gradients(a, w, chain);
-  if (side) side->mark(2);
   float* d_gate = a.cum_log_gate ? d_cum_log_gate : nullptr;
   launch_span_scan(a, w, d_o, lse, stream);
-  if (side) side->wait(stream, 2);
+  launch_path_query_chain(a, w, stream);
+  launch_path_span_gradients(a, w, stream);
   launch_local(a, w, d_o, lse, dq, dk, dv, dw, dbeta, d_gate, stream);
 }
 

@@ -288,9 +288,8 @@ __global__ void __launch_bounds__(kChainThreads)
     mma_ss<BLayout::NK, false, NTD, D / 16>(g, g_rows, ld, sm.f, ld);  // G's rounding as an operand either way
     __syncthreads();
   }
-  // G is now the gradient of the chunk's queries at their span's start, Q̂_b R_b: dQ̂_b += G R_bᵀ (added
-  // atomically: the in-span scan may be adding its pairs' terms at the same time), and G goes to gstart
-  // for the span gradients' dR_b = Q̂_bᵀ G.
+  // G is now the gradient of the chunk's queries at their span's start, Q̂_b R_b: dQ̂_b += G R_bᵀ (the
+  // in-span pairs added theirs before), and G goes to gstart for the span gradients' dR_b = Q̂_bᵀ G.
   // R_b = I for a span's first chunk (warpgroup 0 of a span's first pair); the others' R_b arrive in
   // sm.f (warpgroup 0) and sm.q (warpgroup 1).
   for (int w = 0; w < (second_owned ? 2 : 1); ++w)
@@ -303,14 +302,14 @@ __global__ void __launch_bounds__(kChainThreads)
   if (!own) return;
   float dqh[NTD][4];
   float* out = ws.dqh + (pbase + b0 + r0) * D;
-  zero(dqh);
+  load_acc(dqh, out, D);
   if (b == span * s) {
     add_into(dqh, g);
   } else {
     store_acc(g, ws.gstart + (pbase + b0 + r0) * D, D);
     mma_acc<BLayout::NK>(dqh, g, wg == 0 ? sm.f : sm.q, ld);
   }
-  atomic_add_acc(dqh, out, D);
+  store_acc(dqh, out, D);
 }
 
 // ---- span gradients ------------------------------------------------------------------------------
@@ -370,11 +369,11 @@ __global__ void __launch_bounds__(kGradientThreads) path_span_gradients_kernel(P
     cp_async_wait<0>();
     __syncthreads();
     float* dpm = ws.dpm + (sp.bh * ws.chunks + m) * D * D;
-    for (int tile = wp; tile < D / 16; tile += kGradientWarps) {  // dP_m += A R_mᵀ (atomic), rows 16·tile …
+    for (int tile = wp; tile < D / 16; tile += kGradientWarps) {  // dP_m += A R_mᵀ, rows 16·tile …
       float acc[NTD][4];
-      zero(acc);
+      load_acc(acc, dpm + 16 * tile * D, D);
       mma_ss<BLayout::NK, false, NTD, KTD>(acc, sm.a.operand + 16 * tile * lda, lda, r.p, r.ld);
-      atomic_add_acc(acc, dpm + 16 * tile * D, D);
+      store_acc(acc, dpm + 16 * tile * D, D);
     }
     if (last_step) break;
     if (wp < 4 * t_parts) {  // W_m A, rows t_row …, columns t_col …

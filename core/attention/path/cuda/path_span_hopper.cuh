@@ -96,9 +96,9 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
   for (int m = sp.end - 1; m >= sp.first; --m) {
     const int m0 = m * kChunk;
     const bool last_step = m == sp.first;  // only dP_m is left to do
-    float dp[NTD][4];  // this warp's rows of A R_mᵀ, added to dP_m atomically (the in-span scan may be adding)
+    float dp[NTD][4];  // dP_m, this warp's rows: loaded first, so that its latency overlaps the copies'
     float* dst = ws.dpm + ((bh * nch + m) * D + row0) * D;
-    zero(dp);
+    load_acc(dp, dst, D);
     if (group == 0) {
       wgmma::load_tile_async<D, D>(sr, ws.prefix + (bh * nch + m) * D * D, D, D);
       if (!last_step) {
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
       wgmma::wait<0>();
       wgmma::fence_operands(dp);
       wgmma::fence_operands(fa);
-      atomic_add_acc(dp, dst, D);
+      store_acc(dp, dst, D);
     }
     if (last_step) break;
     store_negated_panel<D>(st, sw, sa, group);  // −W_m A
