@@ -1,8 +1,11 @@
 // Token-batch validation (core/model/batch.h): a valid batch passes, and the first token or scored
 // target outside the vocabulary is named with its position, wherever it lies (the checks count
-// offenders in one pass before looking for the first), while an unscored target is not checked.
+// offenders in one pass before looking for the first), while an unscored target is not checked; a
+// vocabulary past int32's range admits every non-negative value.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <cstdint>
 
 #include "core/error.h"
 #include "core/model/batch.h"
@@ -40,6 +43,16 @@ TEST_CASE("a batch check names the first token or scored target outside the voca
       targets.weights[at] = 0.0f;  // unscored: its target is never read
       CHECK_NOTHROW(check_batch(targets, vocab));
     }
+  }
+  // A vocabulary past int32's range: every non-negative token is inside it, every negative one not.
+  for (const int64_t huge : {int64_t(1) << 31, (int64_t(1) << 31) + 5, int64_t(1) << 40}) {
+    INFO("vocabulary " << huge);
+    TokenBatch largest = valid_batch();
+    largest.tokens[63] = INT32_MAX;
+    largest.targets[63] = INT32_MAX;
+    CHECK_NOTHROW(check_batch(largest, huge));
+    largest.targets[110] = -1;
+    CHECK_THROWS_WITH(check_batch(largest, huge), Catch::Contains("target -1 at position 110"));
   }
   TokenBatch short_batch = valid_batch();
   short_batch.weights.pop_back();
