@@ -106,9 +106,9 @@ TEST_CASE("GPU embedding forward and backward match the CPU", "[cuda]") {
     embedding_forward(tokens.data(), to_double(table).data(), out_ref.data(), n, c);
     embedding_backward(tokens.data(), to_double(dout).data(), dtable_ref.data(), n, c);
 
-    const cuda::EmbeddingPlanLayout layout = cuda::embedding_plan_layout(n, v);
+    const EmbeddingPlanLayout layout = embedding_plan_layout(n, v);
     std::vector<int32_t> plan(layout.size);
-    cuda::build_embedding_plan(tokens.data(), n, v, plan.data());
+    build_embedding_plan(tokens.data(), n, v, plan.data());
     auto tokd = to_device(tokens, s), pland = to_device(plan, s);
     auto tabled = to_device(table, s), doutd = to_device(dout, s), dtabled = to_device(dtable0, s);
     auto out = poisoned(n * c, s), partial = poisoned(layout.max_segments * c, s);

@@ -1,7 +1,6 @@
 // Token embedding on the GPU: gather forward; backward sums each token's rows in a fixed order
 // (host-built plan of rows grouped by token, per-segment partial sums, then per-token sums).
 #include <algorithm>
-#include <vector>
 
 #include "core/cuda/reduce.cuh"
 #include "core/cuda/storage.cuh"
@@ -12,7 +11,6 @@ namespace pathbench::cuda {
 
 namespace {
 
-constexpr int64_t kSegmentRows = 64;
 constexpr int kColumnsPerBlock = 128;
 
 // V consecutive elements of one row per thread (C a multiple of V where V > 1).
@@ -58,40 +56,6 @@ void embedding_forward(const int32_t* tokens, const float* table, float* out, in
   const auto kernel = vector ? embedding_forward_kernel<kVectorWidth> : embedding_forward_kernel<1>;
   kernel<<<blocks_for(n * c / (vector ? kVectorWidth : 1)), 256, 0, stream>>>(tokens, table, out, n, c);
   PATHBENCH_CUDA_CHECK_LAUNCH("embedding_forward_kernel");
-}
-
-EmbeddingPlanLayout embedding_plan_layout(int64_t n, int64_t vocab) {
-  EmbeddingPlanLayout l;
-  l.rows = n;
-  l.max_runs = std::min(n, vocab);
-  l.max_segments = (n + kSegmentRows - 1) / kSegmentRows + l.max_runs;
-  l.order = 2;
-  l.segment_begin = l.order + size_t(n);
-  l.run_token = l.segment_begin + size_t(l.max_segments) + 1;
-  l.run_segment = l.run_token + size_t(l.max_runs);
-  l.size = l.run_segment + size_t(l.max_runs) + 1;
-  return l;
-}
-
-void build_embedding_plan(const int32_t* tokens, int64_t n, int64_t vocab, int32_t* plan) {
-  const EmbeddingPlanLayout l = embedding_plan_layout(n, vocab);
-  std::vector<int32_t> start(vocab + 1, 0);  // counting sort: start[v] = first slot of token v
-  for (int64_t i = 0; i < n; ++i) ++start[tokens[i] + 1];
-  for (int64_t v = 0; v < vocab; ++v) start[v + 1] += start[v];
-  std::vector<int32_t> next(start.begin(), start.end() - 1);
-  for (int64_t i = 0; i < n; ++i) plan[l.order + next[tokens[i]]++] = int32_t(i);
-  int32_t segments = 0, runs = 0;
-  for (int64_t v = 0; v < vocab; ++v) {
-    if (start[v] == start[v + 1]) continue;
-    plan[l.run_token + runs] = int32_t(v);
-    plan[l.run_segment + runs] = segments;
-    ++runs;
-    for (int32_t b = start[v]; b < start[v + 1]; b += int32_t(kSegmentRows)) plan[l.segment_begin + segments++] = b;
-  }
-  plan[l.segment_begin + segments] = int32_t(n);
-  plan[l.run_segment + runs] = segments;
-  plan[0] = segments;
-  plan[1] = runs;
 }
 
 void embedding_backward(const int32_t* plan, const float* dout, float* dtable, float* partial, int64_t n,

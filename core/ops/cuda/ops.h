@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/ops/embedding_plan.h"
+
 namespace pathbench::cuda {
 
 using bf16 = __nv_bfloat16;
@@ -23,20 +25,8 @@ constexpr int64_t kColumnScratchPerColumn = 1024;
 void embedding_forward(const int32_t* tokens, const float* table, float* out, int64_t n, int64_t c,
                        cudaStream_t stream);
 
-// The rows of a batch grouped by token, built on the host and uploaded with the batch, so the
-// backward sums each token's rows in a fixed order without atomics. An int32 array of `size`
-// elements: [0] segment count, [1] run count, then at the offsets below: `order` (row indices
-// stable-sorted by token), `segment_begin` (segments of at most 64 rows of one token, in order;
-// one past the last = n), `run_token` and `run_segment` (run r = the segments of token run_token[r]:
-// run_segment[r] … run_segment[r + 1]).
-struct EmbeddingPlanLayout {
-  int64_t rows = 0, max_segments = 0, max_runs = 0;
-  size_t order = 0, segment_begin = 0, run_token = 0, run_segment = 0, size = 0;
-};
-EmbeddingPlanLayout embedding_plan_layout(int64_t n, int64_t vocab);
-// Host: fills plan[layout.size] from tokens[n] (each in [0, vocab)).
-void build_embedding_plan(const int32_t* tokens, int64_t n, int64_t vocab, int32_t* plan);
-// dtable[V, C] += the rows of dout[N, C] summed per token; partial: [layout.max_segments, C] scratch.
+// dtable[V, C] += the rows of dout[N, C] summed per token, in the order of `plan` (the host's
+// build_embedding_plan, core/ops/embedding_plan.h, uploaded); partial: [layout.max_segments, C] scratch.
 void embedding_backward(const int32_t* plan, const float* dout, float* dtable, float* partial, int64_t n,
                         int64_t vocab, int64_t c, cudaStream_t stream);
 
