@@ -1,6 +1,6 @@
 // Token-batch validation (core/model/batch.h): a valid batch passes, and the first token or scored
-// target outside the vocabulary is named with its position, wherever it lies (the checks count
-// offenders in one pass before looking for the first), while an unscored target is not checked; a
+// target outside the vocabulary is named with its position, wherever it lies (the checks ask whether
+// there is any in one pass before looking for the first), while an unscored target is not checked; a
 // vocabulary past int32's range admits every non-negative value.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
