@@ -7,7 +7,6 @@
 #include "core/attention/cuda/online_softmax.cuh"
 #include "core/attention/path/cuda/path_cross_span_hopper.cuh"
 #include "core/attention/path/cuda/path_workspace.cuh"
-#include "core/cuda/side_stream.h"
 #include "core/error.h"
 
 namespace pathbench::cuda {
@@ -410,16 +409,8 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   with_head_dim(a.head_dim, [&]<int D>() {
     launch_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, w);
   });
-  // The span transforms (a block a span after the first) and the key movers (a block a chunk) read
-  // only the prep's outputs and write apart, so the transforms run on the side stream beside the
-  // movers; what follows waits for both. Without a side stream (a capture that found none made)
-  // they run one after the other.
-  SideStream* side = side_stream(stream);
-  if (side) side->fork(stream);
-  launch_path_span_transforms(a, w, side ? side->stream() : stream);
-  if (side) side->mark(0);
+  launch_path_span_transforms(a, w, stream);
   launch_path_key_movers(a, w, stream);
-  if (side) side->wait(stream, 0);
   with_head_dim(a.head_dim, [&]<int D>() {
     bool own_span_only = false;  // set where the cross-span pass is queued (it stores Q⁽ʲ⁾ too)
     if constexpr (wgmma::kHasHopperForm<S, D>) {
