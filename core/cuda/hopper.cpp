@@ -53,8 +53,6 @@ bool hopper_kernels_available() {
 #endif
 }
 
-bool kernels_may_overlap() { return hopper_kernels_available(); }
-
 bool hopper_kernels() { return switched_on.load(std::memory_order_relaxed) && hopper_kernels_available(); }
 
 void set_hopper_kernels(bool enabled) { switched_on.store(enabled, std::memory_order_relaxed); }

@@ -12,10 +12,6 @@ namespace pathbench::cuda {
 bool hopper_kernels_built();
 // Whether this build and the current device can run the Hopper kernels.
 bool hopper_kernels_available();
-// Whether a kernel launch may overlap the kernel before it in its stream (programmatic dependent
-// launch, tiles.cuh's launch_overlapping_kernel): where this build and the current device can run
-// the Hopper kernels, so that the build holds the instructions the overlapping kernels wait with.
-bool kernels_may_overlap();
 // Whether the kernels that have a Hopper form use it now: available and not switched off.
 bool hopper_kernels();
 // Switches the Hopper forms off (false) or back on (true, where available), process-wide; queue no

@@ -14,7 +14,6 @@
 
 #include "core/attention/cuda/kernel_common.h"
 #include "core/attention/gpu_head_dims.h"
-#include "core/cuda/hopper.h"
 
 namespace pathbench::cuda::tiles {
 
@@ -461,63 +460,21 @@ void with_head_dim(int64_t head_dim, F&& f) {
 }
 
 // Launches kernel<<<grid, threads, smem, stream>>>(args...), raising its dynamic shared-memory limit
-// first when it needs more than the default 48 KB, and checks the launch. With overlap_previous the
-// launch allows programmatic stream serialization: the kernel's blocks may start while the kernel
-// before it in the stream finishes, so the kernel must begin with overlap_previous_kernel().
-template <typename... KArgs, typename... Args>
-void launch_kernel_ordered(void (*kernel)(KArgs...), dim3 grid, int threads, size_t smem, cudaStream_t stream,
-                           const char* name, bool overlap_previous, Args&&... args) {
-  if (smem > 48 * 1024)
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), name);
-  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
-  if (overlap_previous) {
-    cudaLaunchAttribute overlap = {};
-    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid, config.blockDim = dim3(unsigned(threads)), config.dynamicSmemBytes = smem;
-    config.stream = stream, config.attrs = &overlap, config.numAttrs = 1;
-    check_cuda(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name);
-  } else {
-    kernel<<<grid, threads, smem, stream>>>(std::forward<Args>(args)...);
-  }
-  check_launch(name);
-}
+// first when it needs more than the default 48 KB, and checks the launch.
 template <typename... KArgs, typename... Args>
 void launch_kernel_threads(void (*kernel)(KArgs...), dim3 grid, int threads, size_t smem, cudaStream_t stream,
                            const char* name, Args&&... args) {
-  launch_kernel_ordered(kernel, grid, threads, smem, stream, name, false, std::forward<Args>(args)...);
+  if (smem > 48 * 1024)
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)), name);
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  kernel<<<grid, threads, smem, stream>>>(std::forward<Args>(args)...);
+  check_launch(name);
 }
 // The same with the usual 4 warps per block.
 template <typename... KArgs, typename... Args>
 void launch_kernel(void (*kernel)(KArgs...), dim3 grid, size_t smem, cudaStream_t stream, const char* name,
                    Args&&... args) {
   launch_kernel_threads(kernel, grid, tiles::kThreads, smem, stream, name, std::forward<Args>(args)...);
-}
-
-// launch_kernel_threads and launch_kernel for a kernel that begins with overlap_previous_kernel():
-// its blocks may start while the previous kernel in the stream finishes, where kernels_may_overlap()
-// (hopper.h).
-template <typename... KArgs, typename... Args>
-void launch_overlapping_kernel_threads(void (*kernel)(KArgs...), dim3 grid, int threads, size_t smem,
-                                       cudaStream_t stream, const char* name, Args&&... args) {
-  launch_kernel_ordered(kernel, grid, threads, smem, stream, name, kernels_may_overlap(), std::forward<Args>(args)...);
-}
-template <typename... KArgs, typename... Args>
-void launch_overlapping_kernel(void (*kernel)(KArgs...), dim3 grid, size_t smem, cudaStream_t stream,
-                               const char* name, Args&&... args) {
-  launch_overlapping_kernel_threads(kernel, grid, tiles::kThreads, smem, stream, name, std::forward<Args>(args)...);
-}
-
-// The first statement of a kernel launched by launch_overlapping_kernel*: lets the next kernel in
-// the stream start its blocks (they wait in their own call), then waits until the kernels before
-// this one have finished and their writes are visible. Nothing before it may read or write memory
-// that an earlier kernel touches. A no-op in a launch that does not overlap.
-__device__ __forceinline__ void overlap_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
 }
 
 // How many blocks of `kernel` (with `smem` bytes of dynamic shared memory) the device keeps resident

@@ -63,13 +63,13 @@ void launch_span_scan(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>&
     if constexpr (span_scan::kScanHopperForm<S, D>) {
       if (choose_hopper_form()) {
         const unsigned blocks = unsigned(std::min(w.state_blocks, span_scan_resident_blocks<S, D>(true)));
-        return launch_overlapping_kernel(span_scan::path_span_scan_hopper_kernel<D>, dim3(blocks),
+        return launch_kernel(span_scan::path_span_scan_hopper_kernel<D>, dim3(blocks),
                              span_scan::SpanScanHopperLayout<D>::bytes, stream, "path_span_scan_hopper_kernel", a,
                              w, d_o, lse);
       }
     }
     const unsigned blocks = unsigned(std::min(w.state_blocks, span_scan_resident_blocks<S, D>(false)));
-    launch_overlapping_kernel(span_scan::path_span_scan_kernel<S, D>, dim3(blocks), span_scan::SpanScanSmem<S, D>(nullptr).bytes,
+    launch_kernel(span_scan::path_span_scan_kernel<S, D>, dim3(blocks), span_scan::SpanScanSmem<S, D>(nullptr).bytes,
                   stream, "path_span_scan_kernel", a, w, d_o, lse);
   });
 }
@@ -84,17 +84,17 @@ void launch_local(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& w, 
   with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (local_ab::kLocalABHopperForm<S, D>) {
       if (choose_hopper_form())
-        return launch_overlapping_kernel(local_ab::path_local_ab_hopper_kernel<D>, chunks, local_ab::LocalABHopperLayout::bytes,
+        return launch_kernel(local_ab::path_local_ab_hopper_kernel<D>, chunks, local_ab::LocalABHopperLayout::bytes,
                              stream, "path_local_ab_hopper_kernel", a, w, d_o, lse, dq, dv, d_gate, dk, dw, dbeta);
     }
-    launch_overlapping_kernel(local_a::path_local_a_kernel<S, D>, chunks, local_a::LocalASmem<S, D>(nullptr).bytes, stream,
+    launch_kernel(local_a::path_local_a_kernel<S, D>, chunks, local_a::LocalASmem<S, D>(nullptr).bytes, stream,
                   "path_local_a_kernel", a, w, d_o, lse, dq, dv, d_gate);
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (choose_hopper_form())
-        return launch_overlapping_kernel(local_b::path_local_b_hopper_kernel<D>, chunks, local_b::LocalBHopperLayout<D>::bytes,
+        return launch_kernel(local_b::path_local_b_hopper_kernel<D>, chunks, local_b::LocalBHopperLayout<D>::bytes,
                              stream, "path_local_b_hopper_kernel", a, w, dk, dw, dbeta);
     }
-    launch_overlapping_kernel(local_b::path_local_b_kernel<S, D>, chunks, local_b::LocalBSmem<S, D>(nullptr).bytes, stream,
+    launch_kernel(local_b::path_local_b_kernel<S, D>, chunks, local_b::LocalBSmem<S, D>(nullptr).bytes, stream,
                   "path_local_b_kernel", a, w, dk, dw, dbeta);
   });
 }

@@ -68,7 +68,6 @@ __device__ __forceinline__ void move_query_tile(const bf16* q, bf16* const (&m_r
 template <int D>
 __global__ void __launch_bounds__(kThreads, 2)
     path_cross_span_forward_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
-  overlap_previous_kernel();
 #if PATHBENCH_SM90A_DEVICE
   constexpr int NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];

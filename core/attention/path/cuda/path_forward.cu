@@ -166,7 +166,6 @@ inline constexpr int kPrepMinBlocks = !kInPlace<S> && D <= 64 ? 4 : 1;
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads, kPrepMinBlocks<S, D>)
     path_prep_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = PrepSmem<S, D>;
   constexpr int ld = Sm::ld, ldc = Sm::ldc, ldf = Sm::ldf;
@@ -308,7 +307,6 @@ struct ForwardSmem {
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads, std::is_same_v<S, bf16> && D == 64 ? 3 : 0)
     path_forward_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* o, float* lse, bool own_span_only) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = ForwardSmem<S, D>;
   constexpr int ld = Sm::ld, kStages = Sm::stages;
@@ -409,7 +407,7 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
   check_workspace(ws, w.carve_forward(ws.data, a), "path_attention_forward (cuda)");  // carving reads nothing
   const dim3 grid(unsigned(w.chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_overlapping_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, w);
+    launch_kernel(path_prep_kernel<S, D>, grid, PrepSmem<S, D>(nullptr).bytes, stream, "path_prep_kernel", a, w);
   });
   launch_path_span_transforms(a, w, stream);
   launch_path_key_movers(a, w, stream);
@@ -418,13 +416,13 @@ void path_attention_forward(const PathAttentionCudaArgs<S>& a, S* o, float* lse,
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (w.cross_span_room && choose_hopper_form()) {
         const dim3 later(unsigned(w.chunks - w.span_chunks), unsigned(a.batch_heads));  // query chunks after span 0
-        launch_overlapping_kernel(cross_span::path_cross_span_forward_hopper_kernel<D>, later,
+        launch_kernel(cross_span::path_cross_span_forward_hopper_kernel<D>, later,
                       cross_span::CrossSpanTiles<D>::bytes, stream, "path_cross_span_forward_hopper_kernel", a, w);
         own_span_only = true;
       }
     }
     if (a.for_backward && !own_span_only) launch_path_query_movers(a, w, stream);
-    launch_overlapping_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
+    launch_kernel(path_forward_kernel<S, D>, grid, ForwardSmem<S, D>(nullptr).bytes, stream, "path_forward_kernel", a,
                   w, o, lse, own_span_only);
   });
 }

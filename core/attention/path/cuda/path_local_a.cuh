@@ -119,7 +119,6 @@ template <typename S, int D>
 __global__ void __launch_bounds__(kThreads)
     path_local_a_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse, S* dq,
                         S* dv, float* d_gate) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8, KTD = D / 16;
   constexpr bool kCompact = kCompactLocalA<S, D>;
   using Sm = LocalASmem<S, D>;

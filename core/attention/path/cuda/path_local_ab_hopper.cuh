@@ -43,7 +43,6 @@ __global__ void __launch_bounds__(kThreads)
     path_local_ab_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws, const bf16* d_o,
                                 const float* lse, bf16* dq, bf16* dv, float* d_gate, bf16* dk, bf16* dw,
                                 float* dbeta) {
-  overlap_previous_kernel();
 #if PATHBENCH_SM90A_DEVICE
   static_assert(D == kChunk, "[64, D] tiles take [64, 64] places");
   using L = LocalABHopperLayout;

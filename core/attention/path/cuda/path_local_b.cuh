@@ -83,7 +83,6 @@ struct LocalBSmem {
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads)
     path_local_b_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, S* dk, S* dw, float* dbeta) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = LocalBSmem<S, D>;
   constexpr int ld = Sm::ld, lds = Sm::lds;

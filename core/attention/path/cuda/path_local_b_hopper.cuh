@@ -153,7 +153,6 @@ template <int D>
 __global__ void __launch_bounds__(kThreads)
     path_local_b_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws, bf16* dk, bf16* dw,
                                float* dbeta) {
-  overlap_previous_kernel();
 #if PATHBENCH_SM90A_DEVICE
   using L = LocalBHopperLayout<D>;
   constexpr int NTD = D / 8, kCols = wgmma::kPanelCols;

@@ -93,7 +93,6 @@ struct TransformSmem {
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads) path_span_transforms_kernel(PathAttentionCudaArgs<S> a,
                                                                         PathWorkspace<S> ws) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = TransformSmem<S, D>;
   constexpr int ld = Sm::ld;
@@ -171,7 +170,6 @@ __device__ __forceinline__ void move_across(float (&u)[NTD][4], const KeyMoverSm
 // Key chunk x (blockIdx.x) to its span's end: K̄.
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads) path_key_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const KeyMoverSmem<S, D> sm(smem_raw);
@@ -188,7 +186,6 @@ __global__ void __launch_bounds__(kThreads) path_key_movers_kernel(PathAttention
 // Query chunk x = s + blockIdx.x (after span 0) to the end of every earlier span: Q⁽ʲ⁾.
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads) path_query_movers_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8;
   using Sm = QueryMoverSmem<S, D>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -257,7 +254,6 @@ __device__ __forceinline__ void add_outer_product(float* dst, const ChainSmem<S,
 template <typename S, int D>
 __global__ void __launch_bounds__(kChainThreads)
     path_query_chain_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8;
   using Sm = ChainSmem<S, D>;
   constexpr int ld = Sm::ld;
@@ -345,7 +341,6 @@ struct GradientSmem {
 template <typename S, int D>
 __global__ void __launch_bounds__(kGradientThreads) path_span_gradients_kernel(PathAttentionCudaArgs<S> a,
                                                                                PathWorkspace<S> ws) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8, KTD = D / 16, N = kGradientThreads;
   using Sm = GradientSmem<S, D>;
   constexpr int ld = Sm::ld, lda = SquareTile<S, D, kGradientWarps>::ld_operand;
@@ -404,10 +399,10 @@ void launch_path_span_transforms(const PathAttentionCudaArgs<S>& a, const PathWo
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       using L = span_hopper::TransformHopperLayout<D>;
       if (choose_hopper_form())
-        return launch_overlapping_kernel_threads(span_hopper::path_span_transforms_hopper_kernel<D>, grid, L::threads, L::bytes,
+        return launch_kernel_threads(span_hopper::path_span_transforms_hopper_kernel<D>, grid, L::threads, L::bytes,
                                      stream, "path_span_transforms_hopper_kernel", a, ws);
     }
-    launch_overlapping_kernel(path_span_transforms_kernel<S, D>, grid, TransformSmem<S, D>(nullptr).bytes, stream,
+    launch_kernel(path_span_transforms_kernel<S, D>, grid, TransformSmem<S, D>(nullptr).bytes, stream,
                   "path_span_transforms_kernel", a, ws);
   });
 }
@@ -418,11 +413,11 @@ void launch_path_key_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspa
   with_head_dim(a.head_dim, [&]<int D>() {
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       if (choose_hopper_form())
-        return launch_overlapping_kernel(span_hopper::path_key_movers_hopper_kernel<D>, grid,
+        return launch_kernel(span_hopper::path_key_movers_hopper_kernel<D>, grid,
                              span_hopper::KeyMoverHopperLayout<D>::bytes, stream, "path_key_movers_hopper_kernel", a,
                              ws);
     }
-    launch_overlapping_kernel(path_key_movers_kernel<S, D>, grid, KeyMoverSmem<S, D>(nullptr).bytes, stream, "path_key_movers_kernel",
+    launch_kernel(path_key_movers_kernel<S, D>, grid, KeyMoverSmem<S, D>(nullptr).bytes, stream, "path_key_movers_kernel",
                   a, ws);
   });
 }
@@ -431,7 +426,7 @@ template <typename S>
 void launch_path_query_movers(const PathAttentionCudaArgs<S>& a, const PathWorkspace<S>& ws, cudaStream_t stream) {
   const dim3 grid(unsigned(ws.chunks - ws.span_chunks), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_overlapping_kernel(path_query_movers_kernel<S, D>, grid, QueryMoverSmem<S, D>(nullptr).bytes, stream,
+    launch_kernel(path_query_movers_kernel<S, D>, grid, QueryMoverSmem<S, D>(nullptr).bytes, stream,
                   "path_query_movers_kernel", a, ws);
   });
 }
@@ -441,7 +436,7 @@ void launch_path_query_chain(const PathAttentionCudaArgs<S>& a, const PathWorksp
   const int pairs = block_pairs(false, int(ws.chunks - ws.span_chunks), int(ws.span_chunks));
   const dim3 grid(unsigned(pairs), unsigned(a.batch_heads));
   with_head_dim(a.head_dim, [&]<int D>() {
-    launch_overlapping_kernel_threads(path_query_chain_kernel<S, D>, grid, kChainThreads, ChainSmem<S, D>(nullptr).bytes, stream,
+    launch_kernel_threads(path_query_chain_kernel<S, D>, grid, kChainThreads, ChainSmem<S, D>(nullptr).bytes, stream,
                           "path_query_chain_kernel", a, ws);
   });
 }
@@ -453,10 +448,10 @@ void launch_path_span_gradients(const PathAttentionCudaArgs<S>& a, const PathWor
     if constexpr (wgmma::kHasHopperForm<S, D>) {
       using L = span_hopper::GradientHopperLayout<D>;
       if (choose_hopper_form())
-        return launch_overlapping_kernel_threads(span_hopper::path_span_gradients_hopper_kernel<D>, grid, L::threads, L::bytes,
+        return launch_kernel_threads(span_hopper::path_span_gradients_hopper_kernel<D>, grid, L::threads, L::bytes,
                                      stream, "path_span_gradients_hopper_kernel", a, ws);
     }
-    launch_overlapping_kernel_threads(path_span_gradients_kernel<S, D>, grid, kGradientThreads, GradientSmem<S, D>(nullptr).bytes,
+    launch_kernel_threads(path_span_gradients_kernel<S, D>, grid, kGradientThreads, GradientSmem<S, D>(nullptr).bytes,
                           stream, "path_span_gradients_kernel", a, ws);
   });
 }

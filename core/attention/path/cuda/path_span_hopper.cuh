@@ -77,7 +77,6 @@ struct GradientHopperLayout {
 template <int D>
 __global__ void __launch_bounds__(GradientHopperLayout<D>::threads)
     path_span_gradients_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
-  overlap_previous_kernel();
 #if PATHBENCH_SM90A_DEVICE
   using L = GradientHopperLayout<D>;
   constexpr int NTD = D / 8, kGroups = D / wgmma::kPanelCols;
@@ -159,7 +158,6 @@ struct KeyMoverHopperLayout {
 template <int D>
 __global__ void __launch_bounds__(kThreads)
     path_key_movers_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
-  overlap_previous_kernel();
 #if PATHBENCH_SM90A_DEVICE
   constexpr int NTD = D / 8, kTile = KeyMoverHopperLayout<D>::tile;
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -204,7 +202,6 @@ struct TransformHopperLayout {
 template <int D>
 __global__ void __launch_bounds__(TransformHopperLayout<D>::threads)
     path_span_transforms_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws) {
-  overlap_previous_kernel();
 #if PATHBENCH_SM90A_DEVICE
   using L = TransformHopperLayout<D>;
   constexpr int NTD = D / 8, kGroups = D / wgmma::kPanelCols;

@@ -105,7 +105,6 @@ struct SpanScanSmem {
 template <typename S, int D>
 __global__ void __launch_bounds__(kThreads)
     path_span_scan_kernel(PathAttentionCudaArgs<S> a, PathWorkspace<S> ws, const S* d_o, const float* lse) {
-  overlap_previous_kernel();
   constexpr int NTD = D / 8, KTD = D / 16;
   using Sm = SpanScanSmem<S, D>;
   constexpr int ld = Sm::ld, lds = Sm::lds;

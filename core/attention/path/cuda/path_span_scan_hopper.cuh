@@ -34,7 +34,6 @@ template <int D>
 __global__ void __launch_bounds__(kThreads)
     path_span_scan_hopper_kernel(PathAttentionCudaArgs<bf16> a, PathWorkspace<bf16> ws, const bf16* d_o,
                                  const float* lse) {
-  overlap_previous_kernel();
 #if PATHBENCH_SM90A_DEVICE
   using L = SpanScanHopperLayout<D>;
   constexpr int NTD = D / 8, kPanels = D / wgmma::kPanelCols;

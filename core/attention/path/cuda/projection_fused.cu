@@ -353,7 +353,6 @@ __device__ void beta_rows(const Smem& s, const Dims& d, float* beta, float cap, 
 template <int R, int D>
 __global__ void __launch_bounds__(kThreads)
     fused_projection_forward_kernel(FusedProjectionArgs a, bf16* w, float* beta, float cap, bool clip) {
-  overlap_previous_kernel();
   extern __shared__ __align__(16) unsigned char smem[];
   const Dims d = dims_of(a);
   const Smem s(smem, R, d, 0, false);
@@ -549,7 +548,6 @@ template <int R, int D>
 __global__ void __launch_bounds__(kThreads)
     fused_projection_backward_kernel(FusedProjectionArgs a, const bf16* dw, const float* dbeta, float* dx,
                                      ProjectionGradLayout g, float* partial, float cap, bool clip) {
-  overlap_previous_kernel();
   extern __shared__ __align__(16) unsigned char smem[];
   const Dims d = dims_of(a);
   const Smem s(smem, R, d, g.span, true);
@@ -657,7 +655,7 @@ void fused_projection_forward(const FusedProjectionArgs& a, bf16* w, float* beta
   const unsigned blocks = unsigned((rows + kOutputs - 1) / kOutputs);
   const size_t smem = smem_bytes(a, {}, false);
   with_rank_and_head_dim(a.rank, a.head_dim, [&]<int R, int D>() {
-    launch_overlapping_kernel_threads(fused_projection_forward_kernel<R, D>, dim3(blocks), kThreads, smem, stream,
+    launch_kernel_threads(fused_projection_forward_kernel<R, D>, dim3(blocks), kThreads, smem, stream,
                           "fused_projection_forward_kernel", a, w, beta, beta_cap(a), a.beta_clip_eps > 0);
   });
 }
@@ -677,7 +675,7 @@ void fused_projection_backward(const FusedProjectionArgs& a, const bf16* dw, con
                                cudaStream_t stream) {
   const size_t smem = smem_bytes(a, grads, true);
   with_rank_and_head_dim(a.rank, a.head_dim, [&]<int R, int D>() {
-    launch_overlapping_kernel_threads(fused_projection_backward_kernel<R, D>, dim3(unsigned(blocks)), kThreads, smem, stream,
+    launch_kernel_threads(fused_projection_backward_kernel<R, D>, dim3(unsigned(blocks)), kThreads, smem, stream,
                           "fused_projection_backward_kernel", a, dw, dbeta, dx, grads, partial, beta_cap(a),
                           a.beta_clip_eps > 0);
   });
