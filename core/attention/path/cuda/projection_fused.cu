@@ -28,7 +28,7 @@ constexpr int kHalo = kConvWidth - 1;                   // rows the convolution 
 constexpr int kSpanRows = kOutputs + 2 * kHalo;         // tile rows j: global row first + j, outputs j = 2 … 65
 constexpr int kExtraRows = 16;                          // rows after W_down in wext: u_β (H ≤ 16), zeros
 constexpr int kRowGroups = kOutputs / 16;               // the products' groups of 16 rows
-constexpr int kWarps = 8, kThreads = 32 * kWarps;
+constexpr int kWarps = 12, kThreads = 32 * kWarps;
 constexpr int kMaxHeads = kExtraRows;
 
 struct Dims {
