@@ -27,6 +27,7 @@ json evaluate_split(TrainingBackend& model, const Task& task, const std::string&
         const int64_t first = b * size, count = std::min(size, example_count - first);
         EvalBatch e{draw_examples(task, split, uint64_t(t.eval_seed), first, count), {}};
         e.batch = collate(e.examples);
+        model.prepare_ahead(e.batch, false);
         return e;
       },
       batches, draw_ahead);

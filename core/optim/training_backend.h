@@ -57,6 +57,12 @@ class TrainingBackend {
   virtual TrainStep step(const TokenBatch& batch) = 0;
   // Forward only: the loss and the argmax predictions; parameters and optimizer state unchanged.
   virtual Prediction predict(const TokenBatch& batch) = 0;
+  // Work on a coming batch that a step (for_training) or a prediction would otherwise do before
+  // its launch, kept in batch.prepared (core/model/batch_preparation.h): the GPU backend checks the
+  // tokens (pathbench::Error as step would) and builds the embedding plan; the CPU backend does
+  // nothing. It reads only the model's configuration, so another thread may call it while this
+  // backend runs a step.
+  virtual void prepare_ahead(TokenBatch& batch, bool for_training) const = 0;
   // The current parameter values and the last step's gradients (clipped), on the host.
   virtual const ParameterSet<float>& download_parameters() = 0;
   // Replaces the parameter values from a set of the same names and shapes (optimizer state kept).

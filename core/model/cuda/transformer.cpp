@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "core/model/batch_preparation.h"
 #include "core/ops/cuda/linear.h"
 
 namespace pathbench::cuda {
@@ -47,11 +48,13 @@ ParameterSet<float>& Transformer::download_parameters() {
 void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   const ModelConfig& cfg = config();
   const int64_t v = cfg.vocab_size, c = cfg.d_model;
-  check_batch(batch, v);
+  const bool training = pass == Pass::training;
+  // Done ahead (TrainingBackend::prepare_ahead), the check and the plan are not done again here.
+  const BatchPreparation* ahead = preparation_for(batch, v, training);
+  if (!ahead) check_batch(batch, v);
   batch_ = batch.batch;
   length_ = batch.length;
   pass_ = pass;
-  const bool training = pass == Pass::training;
   const int64_t n = batch_ * length_;
   plan_layout_ = embedding_plan_layout(n, v);
   const size_t ints = staged_int_count();
@@ -96,7 +99,10 @@ void Transformer::prepare(const TokenBatch& batch, Pass pass) {
   int32_t* staged = staged_ints_.data();
   std::memcpy(staged, batch.tokens.data(), sizeof(int32_t) * n);
   std::memcpy(staged + n, batch.targets.data(), sizeof(int32_t) * n);
-  if (training) build_embedding_plan(batch.tokens.data(), n, v, staged + 2 * n);  // only the backward reads it
+  if (training && ahead)  // only the backward reads the plan
+    std::memcpy(staged + 2 * n, ahead->embedding_plan.data(), sizeof(int32_t) * plan_layout_.size);
+  else if (training)
+    build_embedding_plan(batch.tokens.data(), n, v, staged + 2 * n);
   std::memcpy(staged_weights_.data(), batch.weights.data(), sizeof(float) * n);
   if (moved) ++generation_;
 }

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "core/device.h"
+#include "core/model/batch_preparation.h"
 #include "core/optim/cuda/trainer.h"
 #include "core/optim/training_backend.h"
 
@@ -12,7 +13,8 @@ namespace {
 class CudaBackend : public TrainingBackend {
  public:
   CudaBackend(const ModelConfig& config, const TrainingSetup& setup, const BackendOptions& options)
-      : model_(config, options.precision),
+      : vocab_(config.vocab_size),
+        model_(config, options.precision),
         trainer_(model_, setup.adamw, setup.schedule, setup.clip_norm, options.cuda_graph) {
     model_.init_parameters(setup.init_seed);
   }
@@ -23,6 +25,10 @@ class CudaBackend : public TrainingBackend {
     Prediction p;
     p.loss = double(model_.predict(batch, p.argmax));
     return p;
+  }
+
+  void prepare_ahead(TokenBatch& batch, bool for_training) const override {
+    batch.prepared = prepare_batch(batch, vocab_, for_training);
   }
 
   const ParameterSet<float>& download_parameters() override { return model_.download_parameters(); }
@@ -45,6 +51,7 @@ class CudaBackend : public TrainingBackend {
   RecordedOpCall record_attention_call(int64_t layer) override { return model_.record_attention_call(layer); }
 
  private:
+  int64_t vocab_;  // the model's, read by prepare_ahead on other threads
   cuda::Transformer model_;
   cuda::Trainer trainer_;
 };
