@@ -16,8 +16,9 @@
 # FLIPFLOP_ARGS, default "--steps 200 --encodings nope path path_fox"), PROFILE (0 skips the step
 # profiles), RACECHECK and MEMCHECK (0 skip them; memcheck is off by default), SUITE (1 adds the
 # whole [cuda] suite at the end when TESTS named less).
-# LIMIT (seconds, default none): the call's own budget; a stage that would not finish in what is
-# left is skipped (said in the log), so that the device's time limit never cuts a stage in half.
+# LIMIT (seconds, default none): the call's own budget; a stage starts only where its usual time
+# fits what is left (else it is skipped, said in the log) and is stopped where the budget ends, so
+# that the device's time limit never cuts the call short of its results.
 # PACK (a file name, e.g. compare.tgz): the results are written to a folder of their own and packed
 # into $OUT/PACK after every stage, one file for a device whose calls return few files.
 # Usage (from the repository root, on the device machine): scripts/gpu_compare.sh BASE.tar.xz CANDIDATE.tar.xz
@@ -37,8 +38,10 @@ start=$(date +%s)
 log() { echo "=== $* ($(date +%T))"; }
 # Seconds left of LIMIT (a large number without one).
 left() { if [ -n "$LIMIT" ]; then echo $((LIMIT - ($(date +%s) - start))); else echo 1000000; fi; }
-# Whether a stage that may take $1 seconds fits what is left; says so when it does not.
+# Whether a stage that usually takes $1 seconds fits what is left; says so when it does not.
 fits() { [ "$(left)" -ge "$1" ] && return 0; log "skipped: $2 (needs ${1} s, $(left) s left)"; return 1; }
+# A stage's time limit: at most $1 seconds, and no more than is left.
+cap() { local l; l=$(left); echo $(($1 < l ? $1 : l)); }
 packed_out=$OUT
 if [ -n "$PACK" ]; then OUT=$(mktemp -d /tmp/compare-out.XXXX); fi
 mkdir -p "$OUT" "$packed_out"
@@ -76,8 +79,8 @@ if [ "$ATTENTION" != 0 ]; then
   log "bench-attention: $ENCODINGS, $INPUTS inputs, $ROUNDS rounds"
   for r in $(seq 1 "$ROUNDS"); do
     for role in $(order "$r"); do
-      fits 200 "bench-attention, $role round $r" || break 2
-      timeout 200 "${dir[$role]}/pathbench" bench-attention --encodings $ENCODINGS "${shape_args[@]}" --inputs "$INPUTS" \
+      fits 120 "bench-attention, $role round $r" || break 2
+      timeout "$(cap 200)" "${dir[$role]}/pathbench" bench-attention --encodings $ENCODINGS "${shape_args[@]}" --inputs "$INPUTS" \
         --warmup 3 --repeats 15 --out "$OUT/attention-$role-$r.json" > "$OUT/attention-$role-$r.log" 2>&1 ||
         echo "$role round $r: bench-attention failed (see attention-$role-$r.log)"
     done
@@ -90,8 +93,8 @@ if [ "$FLIPFLOP" != 0 ]; then
   log "flip-flop model, $ROUNDS rounds"
   for r in $(seq 1 "$ROUNDS"); do
     for role in $(order "$r"); do
-      fits 90 "flip-flop, $role round $r" || break 2
-      timeout 90 "${dir[$role]}/pathbench" bench --device cuda --attention false $FLIPFLOP_ARGS \
+      fits 30 "flip-flop, $role round $r" || break 2
+      timeout "$(cap 90)" "${dir[$role]}/pathbench" bench --device cuda --attention false $FLIPFLOP_ARGS \
         --out "$OUT/flipflop-$role-$r.json" > "$OUT/flipflop-$role-$r.log" 2>&1 ||
         echo "$role round $r: bench failed (see flipflop-$role-$r.log)"
     done
@@ -103,26 +106,26 @@ fi
 if [ "$PROFILE" != 0 ]; then
   log "kernels of a PaTH flip-flop step, each build"
   for role in candidate base; do
-    fits 90 "step profile, $role" || break
-    OUT="$OUT/profile-$role" PATHBENCH="${dir[$role]}/pathbench" timeout 90 scripts/gpu_step_profile.sh path \
+    fits 45 "step profile, $role" || break
+    OUT="$OUT/profile-$role" PATHBENCH="${dir[$role]}/pathbench" timeout "$(cap 90)" scripts/gpu_step_profile.sh path \
       > "$OUT/step-path-$role.txt" 2>&1 || echo "$role: step profile failed (see step-path-$role.txt)"
     head -12 "$OUT/step-path-$role.txt"
   done
   pack
 fi
 
-if [ "$RACECHECK" != 0 ] && fits 200 "racecheck"; then
+if [ "$RACECHECK" != 0 ] && fits 100 "racecheck"; then
   log "racecheck on the candidate's [sanitize] case"
-  timeout 200 compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
+  timeout "$(cap 200)" compute-sanitizer --tool racecheck --racecheck-report hazard --error-exitcode 9 \
     "${dir[candidate]}/pathbench_tests" --require-gpu "[sanitize]" > "$OUT/racecheck.log" 2>&1
   echo "racecheck exit code $?" >> "$OUT/racecheck.log"
   grep -E "RACECHECK SUMMARY|exit code" "$OUT/racecheck.log"
   pack
 fi
 
-if [ "$MEMCHECK" != 0 ] && fits 200 "memcheck"; then
+if [ "$MEMCHECK" != 0 ] && fits 100 "memcheck"; then
   log "memcheck on the candidate's [sanitize] case"
-  timeout 200 compute-sanitizer --tool memcheck --error-exitcode 9 "${dir[candidate]}/pathbench_tests" \
+  timeout "$(cap 200)" compute-sanitizer --tool memcheck --error-exitcode 9 "${dir[candidate]}/pathbench_tests" \
     --require-gpu "[sanitize]" > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit code $?" >> "$OUT/memcheck.log"
   grep -E "ERROR SUMMARY|exit code" "$OUT/memcheck.log"
