@@ -9,7 +9,6 @@ std::shared_ptr<const BatchPreparation> prepare_batch(const TokenBatch& batch, i
   check_batch(batch, vocab);
   auto p = std::make_shared<BatchPreparation>();
   p->vocab = vocab;
-  p->for_training = for_training;
   if (for_training) {
     const int64_t n = batch.batch * batch.length;
     p->embedding_plan.resize(embedding_plan_layout(n, vocab).size);
@@ -20,9 +19,9 @@ std::shared_ptr<const BatchPreparation> prepare_batch(const TokenBatch& batch, i
 
 const BatchPreparation* preparation_for(const TokenBatch& batch, int64_t vocab, bool for_training) {
   const BatchPreparation* p = batch.prepared.get();
-  if (!p || p->vocab != vocab || (for_training && !p->for_training)) return nullptr;
-  // A batch reshaped since (which its holder should have reset) is not served: its plan's size
-  // would not match.
+  if (!p || p->vocab != vocab) return nullptr;
+  // A training step needs the plan of the batch's shape: none was built for an evaluation, and a
+  // batch reshaped since (which its holder should have reset) has a plan of another size.
   if (for_training && p->embedding_plan.size() != embedding_plan_layout(batch.batch * batch.length, vocab).size)
     return nullptr;
   return p;

@@ -14,8 +14,7 @@ namespace pathbench {
 
 struct BatchPreparation {
   int64_t vocab = 0;                    // the batch passed check_batch against this vocabulary
-  bool for_training = false;            // whether the plan below was built
-  std::vector<int32_t> embedding_plan;  // [embedding_plan_layout(B·T, vocab).size] (training only)
+  std::vector<int32_t> embedding_plan;  // [embedding_plan_layout(B·T, vocab).size]; empty unless for training
 };
 
 // Checks the batch (pathbench::Error as check_batch) and, for training, builds its embedding plan.
