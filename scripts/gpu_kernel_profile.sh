@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Where one CUDA attention kernel spends its time: builds with line info (build-prof/), runs
-# `pathbench bench-attention` for one encoding and shape under Nsight Compute's full section set,
+# Where one CUDA kernel spends its time: builds with line info (build-prof/), runs
+# `pathbench bench-attention` for one encoding and shape (or, with SHAPE `step`, one training step of
+# the flip-flop model, `pathbench bench --device cuda` without graph capture, so that the model's
+# own kernels can be profiled too) under Nsight Compute's full section set,
 # restricted to the kernels whose names match a pattern, and writes to $OUT (default ./gpu-out):
 #   profile-details.txt  every section of every profiled launch (throughputs, occupancy, warp stall
 #                        reasons, memory tables),
@@ -15,6 +17,7 @@
 # Usage (from the repository root, on the device machine):
 #   scripts/gpu_kernel_profile.sh ENCODING SHAPE KERNEL_REGEX [deps_dir]
 #   e.g. scripts/gpu_kernel_profile.sh path 4x4096x8x128 'query_chain|span_scan' .deps
+#        scripts/gpu_kernel_profile.sh path step 'fused_projection_backward'
 set -uo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 ENCODING SHAPE KERNEL_REGEX [deps_dir]" >&2
@@ -36,9 +39,13 @@ else
 fi
 
 echo "=== ncu --set full, kernels matching '$KERNELS' ($(date +%T))"
+if [ "$SHAPE" = step ]; then
+  run=(bench --device cuda --encodings "$ENCODING" --cuda-graph false --attention false --phase training --warmup 1 --steps 1)
+else
+  run=(bench-attention --encodings "$ENCODING" --shapes "$SHAPE" --inputs "$INPUTS" --warmup 0 --repeats 1 --sets 1)
+fi
 timeout 300 ncu --clock-control none --set full --import-source yes -k "regex:$KERNELS" --launch-count 4 \
-  -f -o /tmp/profile "$BIN" bench-attention --encodings "$ENCODING" --shapes "$SHAPE" \
-  --inputs "$INPUTS" --warmup 0 --repeats 1 --sets 1 --out /tmp/profile.json > /tmp/ncu-run.log 2>&1
+  -f -o /tmp/profile "$BIN" "${run[@]}" --out /tmp/profile.json > /tmp/ncu-run.log 2>&1
 echo "ncu exit code $?"
 tail -5 /tmp/ncu-run.log
 ncu -i /tmp/profile.ncu-rep --page details > "$OUT/profile-details.txt" 2>&1
