@@ -6,7 +6,9 @@ copied by hand: rounds of `pathbench bench-attention --out` (or of `pathbench be
 shape (or encoding, for the model's step, and a second row for the step's device time where both
 builds report it: the wall time's spread between rounds is mostly the host's), each round's median
 ms for both builds, and the candidate's change against the base over the mean of the rounds. Rows
-only one build timed are left out.
+only one build timed are left out. Where the model's step was timed with nope among the encodings,
+a second table gives each other encoding's tokens/s as a fraction of nope's (nope's step time over
+its own, round by round), wall and device time, for both builds.
 
 Usage: scripts/compare_bench.py --base A1.json [A2.json …] --candidate B1.json [B2.json …]"""
 import argparse
@@ -46,6 +48,13 @@ def timings(path):
     return cells, order, doc.get("git", {}).get("commit", "?")[:7]
 
 
+def nope_row(label):
+    """The row of nope's step that a model-step row (`X step` or `X step, device`) compares with;
+    None for an attention row."""
+    encoding, _, rest = label.partition(" ")
+    return f"nope {rest}" if rest.startswith("step") else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", nargs="+", required=True, help="the base build's JSON files, one per round")
@@ -65,6 +74,14 @@ def main():
         change = 100 * (sum(c) / len(c) / (sum(b) / len(b)) - 1)
         fmt = lambda ms: ", ".join(f"{x:.3f}" for x in ms)
         print(f"| {label} | {fmt(b)} | {fmt(c)} | {change:+.1f} % |")
+    fractions = [label for label in rows if label.split(" ")[0] != "nope" and nope_row(label) in rows]
+    if fractions:
+        print()
+        print(f"| tokens/s ÷ nope's | {names[0]}, rounds | {names[1]}, rounds |")
+        print("|---|---|---|")
+        for label in fractions:
+            fmt = lambda runs: ", ".join(f"{t[0][nope_row(label)] / t[0][label]:.3f}" for t in runs)
+            print(f"| {label} | {fmt(base)} | {fmt(cand)} |")
 
 
 if __name__ == "__main__":
