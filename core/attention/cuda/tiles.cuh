@@ -100,11 +100,6 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem, int src
   const unsigned addr = unsigned(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(src_bytes));
 }
-// One fp32 value (src_bytes 4, or 0 for a zero).
-__device__ __forceinline__ void cp_async4(float* smem, const float* gmem, int src_bytes) {
-  const unsigned addr = unsigned(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(gmem), "r"(src_bytes));
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
@@ -154,7 +149,9 @@ __device__ __forceinline__ void load_row_values_async(float* smem, const float* 
       smem[i] = 0.f;
       continue;
     }
-    cp_async4(smem + i, gmem + (i < valid ? i : valid - 1), i < valid ? 4 : 0);  // not read when the size is 0
+    const unsigned addr = unsigned(__cvta_generic_to_shared(smem + i));
+    const float* src = gmem + (i < valid ? i : valid - 1);  // not read when the size is 0
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(src), "r"(i < valid ? 4 : 0));
   }
 }
 

@@ -59,7 +59,6 @@ struct Smem {
   int* pos;                         // [68] each tile row's position t in its sequence, −1 outside [0, N)
   int64_t* at;                      // [68] its index in [B, H, T] tensors at head 0: b·H·T + t
   float *dz, *dpre, *grads;         // backward: [68, H·D], [64, H], [span] this block's gradient sums
-  float* dbeta;                     // backward: [64, H] β's gradient at the output rows (0 past N)
   float* conv_sums;                 // backward: [parts, H·D, 3] the convolution kernel's sums (conv_parts)
   bf16 *dw, *dy, *dlp;              // backward: [68, H·D] dw's rows, [64, H·D], [64, R + 16] = [dlow | dpre | 0]
   int ldx, ldr, ldy, lddy, lddlp;   // strides of x and wext, of wup and low, of y and dz, of dy, of dlp
@@ -84,12 +83,11 @@ struct Smem {
     bias = c.take<float>(d.heads);
     pos = c.take<int>(kSpanRows);
     at = c.take<int64_t>(kSpanRows);
-    dz = dpre = grads = conv_sums = dbeta = nullptr;
+    dz = dpre = grads = conv_sums = nullptr;
     dw = dy = dlp = nullptr;
     if (backward) {
       dz = c.take<float>(size_t(kSpanRows) * ldy);
       dpre = c.take<float>(size_t(kOutputs) * d.heads);
-      dbeta = c.take<float>(size_t(kOutputs) * d.heads);
       grads = c.take<float>(size_t(span));
       conv_sums = c.take<float>(size_t(conv_parts(d.channels)) * d.channels * kConvWidth);
       dw = c.take<bf16>(size_t(kSpanRows) * lddy);
@@ -366,21 +364,16 @@ __global__ void __launch_bounds__(kThreads)
   beta_rows(s, d, beta, cap, clip);
 }
 
-// Starts copying dw's rows for tile rows 2 … 67 into s.dw (head-major [H·D] rows, as dz) and dβ of
-// the output rows into s.dbeta (rows past N zero), so that they arrive with x's rows.
+// Starts copying dw's rows for tile rows 2 … 67 into s.dw (head-major [H·D] rows, as dz; rows past
+// N zero).
 template <int D>
-__device__ void load_dw_rows(const Smem& s, const bf16* dw, const float* dbeta, const Dims& d) {
+__device__ void load_dw_rows(const Smem& s, const bf16* dw, const Dims& d) {
   const int per_row = d.channels / 8;
   for (int i = int(threadIdx.x); i < (kSpanRows - kHalo) * per_row; i += kThreads) {
     const int j = kHalo + i / per_row, c = (i % per_row) * 8;
     const bool inside = s.pos[j] >= 0;
     const bf16* src = dw + (inside ? (s.at[j] + c / D * d.length) * D + c % D : 0);
     tiles::cp_async16(s.dw + j * s.lddy + c, src, inside ? 16 : 0);
-  }
-  for (int item = int(threadIdx.x); item < kOutputs * d.heads; item += kThreads) {
-    const int j = kHalo + item / d.heads, h = item % d.heads;
-    const bool inside = s.pos[j] >= 0;
-    tiles::cp_async4(s.dbeta + item, dbeta + (inside ? s.at[j] + h * d.length : 0), inside ? 4 : 0);
   }
 }
 
@@ -409,27 +402,14 @@ __device__ __forceinline__ bool inside_rows(const Smem& s, int i) { return s.pos
 
 // dpre for every output row (0 past N) into s.dpre and column R + h of s.dlp.
 template <int R>
-__device__ void beta_pre_gradients(const Smem& s, const Dims& d, float cap, bool clip) {
+__device__ void beta_pre_gradients(const Smem& s, const Dims& d, const float* dbeta, float cap, bool clip) {
   for (int item = int(threadIdx.x); item < kOutputs * d.heads; item += kThreads) {
     const int i = item / d.heads, h = item % d.heads;
     float v = 0.0f;
-    if (inside_rows(s, i)) v = beta_pre_gradient(s.pre[item] + s.bias[h], s.dbeta[item], cap, clip);
+    if (inside_rows(s, i))
+      v = beta_pre_gradient(s.pre[item] + s.bias[h], dbeta[s.at[kHalo + i] + h * d.length], cap, clip);
     s.dpre[item] = v;
     s.dlp[i * s.lddlp + R + h] = __float2bfloat16_rn(v);
-  }
-}
-
-// The β bias's sums over the output rows (dpre; 0 past N), by the last warp: rows lane and lane + 32
-// a lane, then a butterfly, in the same order every tile.
-__device__ void bias_gradient(const Smem& s, const Dims& d, const ProjectionGradLayout& g) {
-  static_assert(kOutputs == 64, "two rows a lane");
-  if (warp_index() != kWarps - 1) return;
-  const int lane = lane_index();
-  for (int h = 0; h < d.heads; ++h) {
-    float sum = s.dpre[lane * d.heads + h] + s.dpre[(lane + 32) * d.heads + h];
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) sum += __shfl_xor_sync(kFullWarp, sum, offset);
-    if (lane == 0) s.grads[g.beta_bias + h] += sum;
   }
 }
 
@@ -585,13 +565,17 @@ __global__ void __launch_bounds__(kThreads)
     prefetch_dx_rows(dx, first, d);
     row_places(s, first, d);
     __syncthreads();
-    load_dw_rows<D>(s, dw, dbeta, d);
+    load_dw_rows<D>(s, dw, d);
     tile_products<R>(s, a, first, 2 * kHalo, d);
     w_pre_gradients<D>(s, d);
-    beta_pre_gradients<R>(s, d, cap, clip);
+    beta_pre_gradients<R>(s, d, dbeta, cap, clip);
     __syncthreads();
     conv_gradients(s, d);
-    bias_gradient(s, d, g);
+    if (threadIdx.x < d.heads) {  // the bias's sum over the output rows, in row order
+      float sum = 0.0f;
+      for (int i = 0; i < kOutputs; ++i) sum += s.dpre[i * d.heads + threadIdx.x];
+      s.grads[g.beta_bias + threadIdx.x] += sum;
+    }
     __syncthreads();
     low_gradients<R>(s, d);
     __syncthreads();
