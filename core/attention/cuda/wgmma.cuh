@@ -121,22 +121,6 @@ __device__ __forceinline__ void store_acc(const float (&acc)[8][4], bf16* smem, 
   }
 }
 
-// Stores the warp's 16 rows held as bf16 A fragments (to_fragments of a [16, 64] accumulator) into
-// rows row0 … row0+15 of a swizzled [ROWS, 64] tile: what store_acc stores of that accumulator.
-template <int ROWS>
-__device__ __forceinline__ void store_fragments(const tiles::Frag16<bf16> (&f)[4], bf16* smem, int row0) {
-  const int g = tiles::lane_id() / 4, t = tiles::lane_id() % 4;
-  unsigned char* base = reinterpret_cast<unsigned char*>(smem);
-#pragma unroll
-  for (int kt = 0; kt < 4; ++kt)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {  // accumulator tile n = 2kt + h: registers 2h (row g) and 2h + 1 (row g + 8)
-      const int col = 8 * (2 * kt + h) + 2 * t;
-      *reinterpret_cast<uint32_t*>(base + swizzled_offset(ROWS, row0 + g, col)) = f[kt].r[2 * h];
-      *reinterpret_cast<uint32_t*>(base + swizzled_offset(ROWS, row0 + g + 8, col)) = f[kt].r[2 * h + 1];
-    }
-}
-
 // Loads rows row0 … row0+15, columns col0 … col0+63 of a swizzled [ROWS, ·] tile into the warp's
 // accumulator layout.
 template <int ROWS>

@@ -5,8 +5,8 @@
 // kernels of the portable path move through global memory (dw's partial sum still passes through
 // the workspace). In local a, dQ̂ enters dQW's product from registers and dQW enters dq's from
 // registers; every other operand is read from shared memory, K-major or MN-major as it lies (dP as
-// a [D, D] tile, read either way). The fp32 workspace tiles dK̂ and dP are converted into swizzled
-// bf16 tiles; dQ̂'s tile is stored from the bf16 fragments its first product took.
+// a [D, D] tile, read either way). The fp32 workspace tiles dK̂, dP and dQ̂ are converted into
+// swizzled bf16 tiles.
 #pragma once
 #include "core/attention/cuda/wgmma.cuh"
 #include "core/attention/path/cuda/path_local_a.cuh"
@@ -103,12 +103,10 @@ __global__ void __launch_bounds__(kThreads)
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
 
-  // dQ̂'s rows r0 … as bf16 fragments: an operand of dQW's product here and, once Y's place is free,
-  // the bf16 tile of dQ̂ that dY's product reads (not copied from the workspace again).
-  Frag16<bf16> fdq[D / 16];
   {  // dQW = −tril(dQ̂ Yᵀ + dS' Mᵀ); dq = dQ̂ + dS' K + dQW W (rows r0 …)
     float dqr[8][4], dqw[8][4];
     load_acc(dqr, ws.dqh + (prow + r0) * D, D);
+    Frag16<bf16> fdq[D / 16];
     wgmma::to_fragments(fdq, dqr);
     wgmma::arrive();
     wgmma::issue_regs_by_rows<D>(dqw, fdq, sy);
@@ -156,7 +154,7 @@ __global__ void __launch_bounds__(kThreads)
     wgmma::store_acc<kChunk>(qw, sqw, r0);
   }
   __syncthreads();  // Y is no longer read: dQ̂ takes its place
-  wgmma::store_fragments<kChunk>(fdq, sdqh, r0);
+  wgmma::store_float_tile<kChunk, D>(sdqh, ws.dqh + prow * D);
   wgmma::fence_shared_for_tensor_cores();
   __syncthreads();
   {  // dM = −(QWᵀ dS' + W dK̂ᵀ), rows r0 …, over dQW (M and dQW were last read before the barrier)
