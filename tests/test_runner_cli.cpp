@@ -641,6 +641,42 @@ TEST_CASE("scripts/kernel_times.py sums each kernel's launches per unit of work 
   CHECK_THAT(bad.output, Catch::Contains("bad.csv: no 'Kernel Name' column"));
 }
 
+TEST_CASE("scripts/compare_bench.py tables two builds' rounds and each encoding's tokens/s against nope's", "[runner]") {
+  const std::string dir = fresh_temp_dir("compare-bench");
+  // `pathbench bench --device cuda --out` of one round: a step's wall and device medians per encoding
+  auto round = [&](const std::string& name, const char* commit, double nope, double nope_device, double path,
+                   double path_device) {
+    auto result = [](const char* encoding, double ms, double device) {
+      return fmt::format(R"({{"encoding": "{}", "ms_per_step_median": {}, "device_ms_per_step_median": {}}})",
+                         encoding, ms, device);
+    };
+    write_file_atomically(dir + "/" + name,
+                          fmt::format(R"({{"git": {{"commit": "{}"}}, "results": [{}, {}]}})", commit,
+                                      result("nope", nope, nope_device), result("path", path, path_device)));
+  };
+  round("b1.json", "aaaaaaa111", 0.8, 0.7, 1.6, 1.4);
+  round("b2.json", "aaaaaaa111", 1.0, 0.7, 2.0, 1.4);
+  round("c1.json", "bbbbbbb222", 0.8, 0.7, 1.0, 0.875);
+  write_file_atomically(dir + "/empty.json", R"({"results": []})");
+  const std::string python = any_python();
+  const std::string script = std::string(PATHBENCH_SOURCE_DIR) + "/scripts/compare_bench.py";
+  auto compare = [&](const std::string& base, const std::string& candidate) {  // stderr joined to stdout
+    const std::string command = python + " '" + script + "' --base " + base + " --candidate " + candidate + " 2>&1";
+    return run_process({"/bin/sh", "-c", "cd '" + dir + "' && " + command}, true);
+  };
+  const ProcessResult good = compare("b1.json b2.json", "c1.json");
+  CHECK(good.exit_code == 0);
+  CHECK_THAT(good.output, Catch::Contains("| row | aaaaaaa (base) ms, rounds | bbbbbbb (candidate) ms, rounds | change |") &&
+                              Catch::Contains("| path step | 1.600, 2.000 | 1.000 | -44.4 % |") &&
+                              Catch::Contains("| path step, device | 1.400, 1.400 | 0.875 | -37.5 % |") &&
+                              Catch::Contains("| path step | 0.500, 0.500 | 0.800 |") &&
+                              Catch::Contains("| path step, device | 0.500, 0.500 | 0.800 |") &&
+                              !Catch::Contains("| nope step | 1.000, 1.000"));
+  const ProcessResult empty = compare("empty.json", "c1.json");
+  CHECK(empty.exit_code != 0);
+  CHECK_THAT(empty.output, Catch::Contains("empty.json holds no results"));
+}
+
 TEST_CASE("unreadable result files are named and counted, never silently dropped", "[runner]") {
   const std::string dir = fresh_temp_dir("cli-unreadable");
   const std::string config = dir + "/flip.json";
