@@ -51,7 +51,7 @@ def timings(path):
 def nope_row(label):
     """The row of nope's step that a model-step row (`X step` or `X step, device`) compares with;
     None for an attention row."""
-    encoding, _, rest = label.partition(" ")
+    rest = label.partition(" ")[2]
     return f"nope {rest}" if rest.startswith("step") else None
 
 
