@@ -13,8 +13,7 @@ namespace {
 class CudaBackend : public TrainingBackend {
  public:
   CudaBackend(const ModelConfig& config, const TrainingSetup& setup, const BackendOptions& options)
-      : vocab_(config.vocab_size),
-        model_(config, options.precision),
+      : model_(config, options.precision),
         trainer_(model_, setup.adamw, setup.schedule, setup.clip_norm, options.cuda_graph) {
     model_.init_parameters(setup.init_seed);
   }
@@ -28,7 +27,9 @@ class CudaBackend : public TrainingBackend {
   }
 
   void prepare_ahead(TokenBatch& batch, bool for_training) const override {
-    batch.prepared = prepare_batch(batch, vocab_, for_training);
+    // The model's configuration is fixed at construction, so reading it here while a step runs on
+    // another thread is safe.
+    batch.prepared = prepare_batch(batch, model_.config().vocab_size, for_training);
   }
 
   const ParameterSet<float>& download_parameters() override { return model_.download_parameters(); }
@@ -51,7 +52,6 @@ class CudaBackend : public TrainingBackend {
   RecordedOpCall record_attention_call(int64_t layer) override { return model_.record_attention_call(layer); }
 
  private:
-  int64_t vocab_;  // the model's, read by prepare_ahead on other threads
   cuda::Transformer model_;
   cuda::Trainer trainer_;
 };
